@@ -33,6 +33,9 @@ const (
 )
 
 // MemUpdate is one memory write of an action, in the order it happened.
+// Exactly one of: a set (no flag; Value is the new value), an object
+// creation (Object, optionally Overwrite; Value nil), a delete (Delete only;
+// Value nil). EncodeRecord rejects any other combination.
 type MemUpdate struct {
 	Scope     Scope
 	Path      string
@@ -51,7 +54,9 @@ const (
 	CallFailed    CallStatus = 3
 )
 
-// CallRecord is one durable call of an action execution.
+// CallRecord is one durable call of an action execution. A pending or
+// failed call has a nil Result; only a failed call has Error and ErrorKind; a
+// succeeded call's Result is exactly one msgpack value (EncodeValue).
 type CallRecord struct {
 	CallID     string
 	ArgsDigest [32]byte // SHA-256 of the canonical msgpack of the args
@@ -65,8 +70,9 @@ type CallRecord struct {
 type Record struct {
 	Key     RecordKey
 	Status  Status
-	Updates []MemUpdate      // memory writes of the action, in order
-	Events  []snapshot.Event // events sent, in order, ids and lineage as emitted;
-	// an _output_event carries its row as Attrs["output"] ([]any in output-schema order)
-	Calls   []CallRecord
+	Updates []MemUpdate // memory writes of the action, in order
+	// Events sent, in order, ids and lineage as emitted; an _output_event
+	// carries its row as Attrs["output"] ([]any in output-schema order).
+	Events []snapshot.Event
+	Calls  []CallRecord
 }

@@ -1,0 +1,242 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// Context is what an action body gets: the key, memory, event sending,
+// durable calls, a logger and metrics. It is valid only during the call of
+// the action body and only on that goroutine.
+type Context struct {
+	t       *Task
+	updates []statestore.MemUpdate
+	events  []*Event
+	calls   []statestore.CallRecord // this execution's durable calls so far
+	prior   []statestore.CallRecord // recorded calls to replay, in order
+	callIdx int
+
+	inDurable bool
+	misuseErr error
+	storeErr  error
+	replayed  int // durable calls answered from the record
+
+	short, sensory Memory
+}
+
+// Key returns the key bytes (the Flink key, serialised). Do not modify.
+func (c *Context) Key() []byte { return c.t.ks.key }
+
+// KeyGroup returns the Flink key group of the key.
+func (c *Context) KeyGroup() int32 { return c.t.ks.kg }
+
+// Seq returns the per-key sequence number of the input being processed.
+func (c *Context) Seq() uint64 { return c.t.seq }
+
+// ActionName returns the name of the running action.
+func (c *Context) ActionName() string { return c.t.act.Name }
+
+// ShortTerm returns the key's short-term memory, which persists across inputs.
+func (c *Context) ShortTerm() *Memory { return &c.short }
+
+// Sensory returns the key's sensory memory, cleared when the input finishes.
+func (c *Context) Sensory() *Memory { return &c.sensory }
+
+// Logger returns a logger that names the agent, action and key group.
+func (c *Context) Logger() *slog.Logger {
+	return c.t.core.logger.With("action", c.t.act.Name, "key_group", c.t.ks.kg, "seq", c.t.seq)
+}
+
+// Metrics returns the agent's user metrics, shared by all actions.
+func (c *Context) Metrics() *Metrics { return c.t.core.metrics }
+
+// SendEvent sends e: an _output_event goes downstream, any other event runs
+// the actions that listen to its type, after the current action, for the
+// same key. The runtime assigns the id and binds lineage; an event that
+// already carries lineage is rejected.
+func (c *Context) SendEvent(e *Event) error {
+	if c.inDurable {
+		return c.misuse("SendEvent")
+	}
+	switch {
+	case e == nil:
+		return errors.New("operator: SendEvent(nil)")
+	case e.Type == "":
+		return errors.New("operator: an event needs a Type")
+	case e.Type == InputEventType:
+		return fmt.Errorf("operator: actions cannot send %s; it is created from input records", InputEventType)
+	case !e.UpstreamID.IsZero():
+		return fmt.Errorf("%w: field UpstreamID is set (%s); send a new event, the runtime binds lineage", ErrLineage, FormatUUID(e.UpstreamID))
+	case e.UpstreamAction != "":
+		return fmt.Errorf("%w: field UpstreamAction is set (%q); send a new event, the runtime binds lineage", ErrLineage, e.UpstreamAction)
+	}
+	if e.Type == OutputEventType {
+		if err := c.t.core.checkOutput(e.output); err != nil {
+			return err
+		}
+	} else {
+		for k, v := range e.Attrs {
+			if err := CheckValue(k, v); err != nil {
+				return fmt.Errorf("operator: event %s attribute: %w", e.Type, err)
+			}
+		}
+	}
+	sent := *e
+	sent.ID = eventID(c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
+	c.events = append(c.events, &sent)
+	return nil
+}
+
+func (c *Context) misuse(what string) error {
+	err := fmt.Errorf("%w (%s in action %q)", ErrInDurable, what, c.t.act.Name)
+	if c.misuseErr == nil {
+		c.misuseErr = err
+	}
+	return err
+}
+
+// Durable runs fn once per action execution: its outcome (result or error)
+// is recorded in the action-state store, and when the action runs again
+// after a restore the same call (same position, callID and args) returns
+// the recorded outcome without running fn. Calls must be deterministic and
+// in the same order on every run; fn must not touch memory or send events.
+// The result must be in the value domain; nil is fine.
+func (c *Context) Durable(callID string, args any, fn func() (any, error)) (any, error) {
+	return c.durable(callID, args, fn, nil)
+}
+
+// DurableReconciled is Durable for calls with side effects outside flinkgo:
+// a pending record is made durable before fn runs, and if the action runs
+// again while that record is still pending (fn's outcome was lost), reconcile
+// runs instead of fn to find out what happened.
+func (c *Context) DurableReconciled(callID string, args any, fn, reconcile func() (any, error)) (any, error) {
+	if reconcile == nil {
+		return nil, Permanent(errors.New("operator: DurableReconciled needs a reconcile function"))
+	}
+	return c.durable(callID, args, fn, reconcile)
+}
+
+func (c *Context) durable(callID string, args any, fn, reconcile func() (any, error)) (any, error) {
+	if c.inDurable {
+		return nil, Permanent(c.misuse("durable call " + callID))
+	}
+	store := c.t.core.store
+	var digest [32]byte
+	if store != nil {
+		d, err := statestore.ArgsDigest(args)
+		if err != nil {
+			return nil, Permanent(fmt.Errorf("operator: durable call %q: %w", callID, err))
+		}
+		digest = d
+	}
+	i := c.callIdx
+	c.callIdx++
+	if i < len(c.prior) {
+		p := c.prior[i]
+		if p.CallID == callID && p.ArgsDigest == digest {
+			switch p.Status {
+			case statestore.CallSucceeded:
+				v, err := decodeValue(p.Result)
+				if err != nil {
+					return nil, Permanent(fmt.Errorf("operator: recorded result of durable call %q: %w", callID, err))
+				}
+				c.calls = append(c.calls, p)
+				c.replayed++
+				return v, nil
+			case statestore.CallFailed:
+				c.calls = append(c.calls, p)
+				c.replayed++
+				return nil, &ActionError{Kind: ErrorKind(p.ErrorKind), Err: &DurableError{CallID: callID, Msg: p.Error}}
+			case statestore.CallPending:
+				c.prior = c.prior[:i+1] // later records cannot exist; keep the pending one
+				if reconcile != nil {
+					c.calls = append(c.calls, p)
+					return c.finishCall(callID, digest, reconcile, true)
+				}
+			}
+		}
+		c.prior = c.prior[:i] // mismatch: later records no longer apply
+	}
+	if reconcile != nil && store != nil {
+		c.calls = append(c.calls, statestore.CallRecord{CallID: callID, ArgsDigest: digest, Status: statestore.CallPending})
+		if err := store.PutDurable(c.record(statestore.StatusRunning)); err != nil {
+			c.storeErr = err
+			return nil, Permanent(fmt.Errorf("operator: durable call %q: pending record not written: %w", callID, err))
+		}
+		return c.finishCall(callID, digest, fn, true)
+	}
+	return c.finishCall(callID, digest, fn, false)
+}
+
+// finishCall runs fn and records its outcome; replace says the last call
+// record is this call's pending record.
+func (c *Context) finishCall(callID string, digest [32]byte, fn func() (any, error), replace bool) (any, error) {
+	v, err := c.callGuarded(fn)
+	if err == nil {
+		v, err = Normalize("durable result of "+callID, v)
+		if err != nil {
+			err = Permanent(err)
+		}
+	}
+	rec := statestore.CallRecord{CallID: callID, ArgsDigest: digest, Status: statestore.CallSucceeded}
+	if err != nil {
+		rec.Status, rec.Error, rec.ErrorKind = statestore.CallFailed, err.Error(), uint8(KindOf(err))
+		v = nil
+	} else if c.t.core.store != nil {
+		b, eerr := encodeValue(v)
+		if eerr != nil {
+			return nil, Permanent(eerr)
+		}
+		rec.Result = b
+	}
+	if replace {
+		c.calls[len(c.calls)-1] = rec
+	} else {
+		c.calls = append(c.calls, rec)
+	}
+	if store := c.t.core.store; store != nil {
+		if perr := store.Put(c.record(statestore.StatusRunning)); perr != nil {
+			c.storeErr = perr
+			return nil, Permanent(perr)
+		}
+	}
+	return v, err
+}
+
+func (c *Context) callGuarded(fn func() (any, error)) (v any, err error) {
+	c.inDurable = true
+	defer func() {
+		c.inDurable = false
+		if r := recover(); r != nil {
+			err = Permanent(fmt.Errorf("operator: durable call panicked: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	return fn()
+}
+
+// record builds the action-state record of this execution as it stands.
+func (c *Context) record(st statestore.Status) *statestore.Record {
+	r := &statestore.Record{Key: c.t.recordKey(), Status: st, Calls: append([]statestore.CallRecord(nil), c.calls...)}
+	if st == statestore.StatusCompleted {
+		r.Updates = append([]statestore.MemUpdate(nil), c.updates...) // c.updates is pooled
+		r.Events = make([]snapshotEvent, len(c.events))
+		for i, e := range c.events {
+			r.Events[i] = e.toSnapshot()
+		}
+	}
+	return r
+}
+
+// DurableError is a recorded durable-call failure, replayed after a restore.
+type DurableError struct {
+	CallID string
+	Msg    string
+}
+
+func (e *DurableError) Error() string {
+	return fmt.Sprintf("durable call %q failed (recorded): %s", e.CallID, e.Msg)
+}

@@ -1,0 +1,319 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// Core is the deterministic execution core of one operator subtask. It does
+// no I/O, reads no clock and starts no goroutine: the caller feeds it inputs,
+// watermarks, barriers, end of input, task results and ticks, and after each
+// step takes Ready, which says in order what to emit and which tasks to start.
+//
+// Not safe for concurrent use: one goroutine owns a Core. Tasks it hands out
+// run anywhere.
+//
+// INVARIANTS:
+//   - per key at most one input is in flight and at most one of its tasks runs;
+//     later inputs of the key wait in FIFO order;
+//   - at most MaxConcurrency tasks run at once;
+//   - a watermark is acknowledged only after every input received before it
+//     has finished;
+//   - everything emitted before Snapshot(n) belongs to checkpoint n.
+type Core struct {
+	ag      *compiled
+	cfg     Config
+	store   statestore.ActionStore
+	tracker statestore.InputTracker // store, if it prunes finished inputs
+	lastCut int64                   // last checkpoint cut (or restored from)
+	logger  *slog.Logger
+	metrics *Metrics
+	table   *statestore.Table[keyState]
+
+	readyQ  fifo[*keyState] // keys with a task to start, in order
+	waiting []*keyState     // keys backing off before a retry
+	running int
+	now     int64 // ms, from Tick
+
+	wm       watermarks
+	emits    []Emit
+	spare    []Emit
+	tasks    []*Task
+	credit   int
+	err      error // sticky: once set, every Ready carries it
+	errSeen  bool
+	ended    bool // EndInput seen
+	endAcked bool
+	inFlight int // inputs received and not finished
+	stats    Stats
+}
+
+type keyState struct {
+	kg      int32
+	key     []byte
+	hash    uint64
+	nextSeq uint64
+	mem     memMap
+	cur     *inflight
+	queue   fifo[*pendingInput]
+	running bool
+	inReady bool
+	sha     *[32]byte
+}
+
+type pendingInput struct {
+	seq   uint64
+	ts    int64
+	hasTS bool
+	id    UUID
+	row   Row
+	seg   uint64 // watermark segment it arrived in
+}
+
+type inflight struct {
+	in      *pendingInput
+	ev      Event // the _input_event
+	sensory memMap
+	tasks   fifo[taskSpec] // head is running or next
+	emitted uint32
+	attempt int
+	retryAt int64
+	prior   []statestore.CallRecord
+}
+
+type taskSpec struct {
+	act *Action
+	ev  *Event
+}
+
+// EmitKind says what an Emit carries.
+type EmitKind uint8
+
+const (
+	EmitOutput    EmitKind = iota + 1 // an output row
+	EmitWatermark                     // a watermark may go downstream
+	EmitSnapshot                      // the state at a checkpoint barrier
+	EmitEndAck                        // all input finished
+)
+
+// Emit is one item of the ordered stream the core produces.
+type Emit struct {
+	Kind EmitKind
+	// EmitOutput
+	KeyGroup int32
+	Key      []byte // do not modify
+	EventID  UUID
+	Values   []any // in the agent's Output order
+	// EmitOutput (input timestamp) and EmitWatermark
+	Timestamp int64
+	HasTS     bool
+	// EmitSnapshot
+	CheckpointID int64
+	Sections     []*snapshot.Section // one per key group holding keys, ascending
+}
+
+// Ready is what the caller must do after a step, in this order: send Emits
+// in order, start Tasks, grant Credit more input rows. If Err is set the
+// subtask must fail (Flink restarts it from the last checkpoint).
+//
+// The slices are reused: they are valid until the next call to Ready.
+type Ready struct {
+	Emits  []Emit
+	Tasks  []*Task
+	Credit int // inputs finished since the last Ready
+	Err    error
+}
+
+// NewCore returns a core for agent a. store may be nil (no action-state
+// store: the Flink checkpoint alone).
+func NewCore(a *Agent, cfg Config, store statestore.ActionStore) (*Core, error) {
+	ag, err := compile(a)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := &Core{
+		ag: ag, cfg: cfg, store: store, metrics: &Metrics{},
+		logger: lg.With("agent", a.Name),
+		table:  statestore.NewTable[keyState](),
+	}
+	c.tracker, _ = store.(statestore.InputTracker)
+	return c, nil
+}
+
+// Metrics returns the user metrics of the agent's actions.
+func (c *Core) Metrics() *Metrics { return c.metrics }
+
+// Stats returns the runtime counters.
+func (c *Core) Stats() Stats {
+	s := c.stats
+	s.Running, s.Keys, s.PendingWatermark = c.running, c.table.Len(), c.wm.pending()
+	s.QueuedInputs = c.inFlight
+	return s
+}
+
+// Input accepts one record of key (bytes) in key group kg. The core keeps
+// row until the input finishes (then calls Release if row implements
+// Releaser); key is copied.
+func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error {
+	if c.ended {
+		return errors.New("operator: input after end of input")
+	}
+	if !c.cfg.Owned.Contains(kg) {
+		return fmt.Errorf("%w: input for key group %d, but this subtask owns %d..%d", ErrNotOwned, kg, c.cfg.Owned.Start, c.cfg.Owned.End)
+	}
+	h := statestore.HashKey64(key)
+	ks, stored, created := c.table.GetOrCreateKey(kg, key, h)
+	if created {
+		ks.kg, ks.hash, ks.key = kg, h, stored
+	}
+	in := &pendingInput{seq: ks.nextSeq, ts: ts, hasTS: hasTS, row: row, seg: c.wm.segment()}
+	in.id = eventID(c.cfg.Seed, h, in.seq, inputEventPos)
+	ks.nextSeq++
+	c.stats.InputsReceived++
+	c.inFlight++
+	c.wm.add(in.seg)
+	if ks.cur == nil {
+		c.begin(ks, in)
+		if ks.cur.tasks.len() == 0 {
+			c.finishInput(ks)
+		}
+	} else {
+		ks.queue.push(in)
+	}
+	return nil
+}
+
+// begin makes in the key's in-flight input and schedules its actions. If no
+// action listens to inputs, the caller must finish it (finishInput).
+func (c *Core) begin(ks *keyState, in *pendingInput) {
+	f := &inflight{in: in}
+	f.ev = Event{ID: in.id, Type: InputEventType, row: in.row}
+	ks.cur = f
+	c.stats.EventsProcessed++
+	for _, act := range c.ag.onInput {
+		f.tasks.push(taskSpec{act: act, ev: &f.ev})
+	}
+	c.markReady(ks)
+}
+
+func (c *Core) markReady(ks *keyState) {
+	if !ks.inReady && !ks.running && ks.cur != nil && ks.cur.tasks.len() > 0 && ks.cur.retryAt == 0 {
+		ks.inReady = true
+		c.readyQ.push(ks)
+	}
+}
+
+// Watermark accepts a watermark; it is acknowledged (EmitWatermark) once
+// every input received before it has finished.
+func (c *Core) Watermark(ts int64) {
+	c.wm.watermark(ts)
+	c.releaseWatermarks()
+}
+
+func (c *Core) releaseWatermarks() {
+	for {
+		ts, ok := c.wm.pop()
+		if !ok {
+			return
+		}
+		c.emits = append(c.emits, Emit{Kind: EmitWatermark, Timestamp: ts, HasTS: true})
+	}
+}
+
+// EndInput says no more input will come. EmitEndAck follows once every
+// input has finished and every output was emitted.
+func (c *Core) EndInput() {
+	c.ended = true
+	c.checkEnd()
+}
+
+func (c *Core) checkEnd() {
+	if c.ended && !c.endAcked && c.inFlight == 0 && c.running == 0 {
+		c.endAcked = true
+		c.emits = append(c.emits, Emit{Kind: EmitEndAck})
+	}
+}
+
+// Tick advances the core's notion of time (ms) for retry back-off.
+func (c *Core) Tick(nowMs int64) {
+	c.now = nowMs
+	if len(c.waiting) == 0 {
+		return
+	}
+	keep := c.waiting[:0]
+	for _, ks := range c.waiting {
+		if ks.cur != nil && ks.cur.retryAt <= nowMs {
+			ks.cur.retryAt = 0
+			c.markReady(ks)
+		} else {
+			keep = append(keep, ks)
+		}
+	}
+	c.waiting = keep
+}
+
+// NextDeadline returns the earliest time (ms) at which Tick has work to do.
+func (c *Core) NextDeadline() (int64, bool) {
+	var min int64
+	for i, ks := range c.waiting {
+		if i == 0 || ks.cur.retryAt < min {
+			min = ks.cur.retryAt
+		}
+	}
+	return min, len(c.waiting) > 0
+}
+
+// HasReady reports whether Ready has something to hand out.
+func (c *Core) HasReady() bool {
+	return len(c.emits) > 0 || c.credit > 0 || (c.err != nil && !c.errSeen) ||
+		(c.readyQ.len() > 0 && c.running < c.cfg.MaxConcurrency)
+}
+
+// Ready returns what to do now; see the Ready type for the order.
+func (c *Core) Ready() Ready {
+	c.dispatch()
+	rd := Ready{Emits: c.emits, Tasks: c.tasks, Credit: c.credit, Err: c.err}
+	c.errSeen = c.err != nil
+	c.emits, c.spare = c.spare[:0], c.emits
+	c.tasks = nil
+	c.credit = 0
+	return rd
+}
+
+// fail records a fatal error; the first one wins.
+func (c *Core) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *Core) checkOutput(values []any) error {
+	cols := c.ag.agent.Output
+	if len(cols) > 0 && len(values) != len(cols) {
+		return fmt.Errorf("operator: output row has %d values; agent %q declares %d output columns", len(values), c.ag.agent.Name, len(cols))
+	}
+	for i, v := range values {
+		name := fmt.Sprint(i)
+		if i < len(cols) {
+			name = cols[i].Name
+		}
+		n, err := normalizeRowValue(name, v)
+		if err != nil {
+			return fmt.Errorf("operator: output column: %w", err)
+		}
+		values[i] = n
+	}
+	return nil
+}

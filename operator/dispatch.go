@@ -1,0 +1,206 @@
+package operator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// dispatch hands out tasks up to MaxConcurrency, round robin over keys.
+// Executions the action-state store already holds as completed are replayed
+// here, without running the body.
+func (c *Core) dispatch() {
+	for c.err == nil && c.running < c.cfg.MaxConcurrency && c.readyQ.len() > 0 {
+		ks := c.readyQ.pop()
+		ks.inReady = false
+		f := ks.cur
+		if ks.running || f == nil || f.tasks.len() == 0 || f.retryAt != 0 {
+			continue
+		}
+		spec := f.tasks.peek()
+		t := &Task{
+			core: c, ks: ks, act: spec.act, ev: spec.ev, seq: f.in.seq,
+			emitBase: f.emitted, attempt: f.attempt, short: ks.mem, sensory: f.sensory, prior: f.prior,
+		}
+		if c.store != nil {
+			t.keySHA = ks.sha256()
+			if f.attempt == 0 {
+				if rec, ok := c.store.Get(t.recordKey()); ok {
+					if rec.Status == statestore.StatusCompleted {
+						c.replayCompleted(ks, t, rec)
+						continue
+					}
+					t.prior = rec.Calls
+				}
+			}
+		}
+		ks.running = true
+		c.running++
+		c.tasks = append(c.tasks, t)
+	}
+}
+
+// replayCompleted applies a completed execution from its record: memory
+// updates re-applied, events re-sent with their original ids.
+func (c *Core) replayCompleted(ks *keyState, t *Task, rec *statestore.Record) {
+	res := &Result{task: t, updates: rec.Updates, calls: rec.Calls}
+	for i := range rec.Events {
+		e, err := eventFromSnapshot(&rec.Events[i], nil)
+		if err != nil {
+			c.fail(fmt.Errorf("operator: replay of action %q (key group %d, input %d): %w", t.act.Name, ks.kg, t.seq, err))
+			return
+		}
+		// Lineage is rebound to this execution, ids stay as recorded.
+		e.UpstreamID, e.UpstreamAction = t.ev.ID, t.act.Name
+		res.events = append(res.events, e)
+	}
+	c.stats.ActionsReplayed++
+	c.apply(ks, res)
+}
+
+// Complete takes the result of a task handed out by Ready.
+func (c *Core) Complete(res *Result) {
+	t := res.task
+	ks := t.ks
+	ks.running = false
+	c.running--
+	switch {
+	case res.storeErr != nil:
+		c.fail(fmt.Errorf("operator: action-state store failed for action %q (key group %d, input %d): %w", t.act.Name, ks.kg, t.seq, res.storeErr))
+	case res.err != nil:
+		c.onError(ks, t, res)
+	default:
+		c.stats.ActionsExecuted++
+		c.stats.CallsReplayed += int64(res.replayed)
+		c.apply(ks, res)
+	}
+	c.checkEnd()
+}
+
+// apply makes a finished execution's effects part of the key's state and
+// moves the key on.
+func (c *Core) apply(ks *keyState, res *Result) {
+	f := ks.cur
+	for i := range res.updates {
+		u := &res.updates[i]
+		if u.Scope == statestore.ScopeSensory {
+			f.sensory = f.sensory.apply(u)
+		} else {
+			ks.mem = ks.mem.apply(u)
+		}
+	}
+	for _, e := range res.events {
+		if e.Type == OutputEventType {
+			c.emits = append(c.emits, Emit{Kind: EmitOutput, KeyGroup: ks.kg, Key: ks.key, EventID: e.ID,
+				Values: e.output, Timestamp: f.in.ts, HasTS: f.in.hasTS})
+			c.stats.OutputsEmitted++
+			continue
+		}
+		for _, act := range c.ag.listeners[e.Type] {
+			f.tasks.push(taskSpec{act: act, ev: e})
+		}
+		c.stats.EventsProcessed++
+	}
+	f.emitted += uint32(len(res.events))
+	f.tasks.pop()
+	f.attempt, f.prior = 0, nil
+	if f.tasks.len() == 0 {
+		c.finishInput(ks)
+	} else {
+		c.markReady(ks)
+	}
+}
+
+// finishInput ends the key's in-flight input and starts the next queued one.
+func (c *Core) finishInput(ks *keyState) {
+	for ks.cur != nil && ks.cur.tasks.len() == 0 {
+		f := ks.cur
+		ks.cur = nil
+		if r, ok := f.in.row.(Releaser); ok {
+			r.Release()
+		}
+		if c.tracker != nil {
+			c.tracker.MarkInputDone(ks.kg, ks.sha256(), f.in.seq, c.lastCut)
+		}
+		c.wm.done(f.in.seg)
+		c.inFlight--
+		c.credit++
+		c.stats.InputsFinished++
+		if ks.queue.len() > 0 {
+			c.begin(ks, ks.queue.pop())
+		}
+	}
+	c.releaseWatermarks()
+	c.markReady(ks)
+}
+
+// onError applies the error-handling strategy to a failed execution.
+func (c *Core) onError(ks *keyState, t *Task, res *Result) {
+	f := ks.cur
+	kind := KindOf(res.err)
+	if c.cfg.Strategy == StrategyRetry && kind == KindRetryable && f.attempt < c.cfg.MaxRetries {
+		f.attempt++
+		f.prior = succeededPrefix(res.calls)
+		c.stats.ActionsRetried++
+		wait := c.cfg.RetryWait << (f.attempt - 1)
+		if wait <= 0 || wait > time.Hour {
+			wait = min(time.Hour, max(c.cfg.RetryWait, 0))
+		}
+		c.logger.Warn("action failed, retrying", "action", t.act.Name, "key_group", ks.kg, "seq", t.seq,
+			"attempt", f.attempt, "wait", wait, "err", res.err)
+		if wait == 0 {
+			c.markReady(ks)
+			return
+		}
+		f.retryAt = c.now + wait.Milliseconds()
+		c.waiting = append(c.waiting, ks)
+		return
+	}
+	if c.cfg.Strategy == StrategyIgnore {
+		level := "action failed, ignored (error-handling-strategy=ignore)"
+		c.logger.Error(level, "action", t.act.Name, "key_group", ks.kg, "seq", t.seq, "kind", kind, "err", res.err)
+		c.stats.ActionsIgnored++
+		if c.store != nil {
+			// Record the execution as completed without effects, so that a
+			// replay after a restore ignores it the same way.
+			rec := &statestore.Record{Key: t.recordKey(), Status: statestore.StatusCompleted, Calls: res.calls}
+			if err := c.store.Put(rec); err != nil {
+				c.fail(fmt.Errorf("operator: action-state store: %w", err))
+				return
+			}
+		}
+		c.apply(ks, &Result{task: t})
+		return
+	}
+	c.fail(&ActionFailedError{Agent: c.ag.agent.Name, Action: t.act.Name, KeyGroup: ks.kg, Seq: t.seq,
+		Attempts: f.attempt + 1, Kind: kind, Strategy: c.cfg.Strategy, Err: res.err})
+}
+
+func succeededPrefix(calls []statestore.CallRecord) []statestore.CallRecord {
+	for i, cr := range calls {
+		if cr.Status != statestore.CallSucceeded {
+			return calls[:i]
+		}
+	}
+	return calls
+}
+
+// ActionFailedError fails the subtask: an action failed and the strategy
+// does not absorb it.
+type ActionFailedError struct {
+	Agent, Action string
+	KeyGroup      int32
+	Seq           uint64
+	Attempts      int
+	Kind          ErrorKind
+	Strategy      Strategy
+	Err           error
+}
+
+func (e *ActionFailedError) Error() string {
+	return fmt.Sprintf("operator: agent %q action %q failed for key group %d (input %d) after %d attempt(s) [%s error, error-handling-strategy=%s]: %v",
+		e.Agent, e.Action, e.KeyGroup, e.Seq, e.Attempts, e.Kind, e.Strategy, e.Err)
+}
+
+func (e *ActionFailedError) Unwrap() error { return e.Err }

@@ -1,0 +1,40 @@
+package operator
+
+import "github.com/flinkgo/flinkgo/snapshot"
+
+// Event ids are deterministic: a function of the seed, the key's hash, the
+// input sequence number and the event's position among the events the input
+// produced. A re-run after a restore therefore gives every event the id it
+// had before, which is what lets action-state records (keyed by the
+// triggering event's id) be found again. The ids have the layout of RFC 9562
+// version 8 UUIDs (custom, name-based).
+//
+// Two events share an id only if their keys share a 64-bit xxhash and the
+// same (seq, position): action-state record keys also carry the key's
+// SHA-256, so even then records cannot mix.
+
+const inputEventPos = ^uint32(0)
+
+func eventID(seed, keyHash, seq uint64, pos uint32) snapshot.UUID {
+	hi := mix64(seed ^ keyHash)
+	lo := mix64(hi ^ mix64(seq+0x9e3779b97f4a7c15) ^ uint64(pos)<<1)
+	hi = mix64(hi + lo)
+	var u snapshot.UUID
+	for i := 0; i < 8; i++ {
+		u[i] = byte(hi >> (56 - 8*i))
+		u[8+i] = byte(lo >> (56 - 8*i))
+	}
+	u[6] = (u[6] & 0x0f) | 0x80 // version 8
+	u[8] = (u[8] & 0x3f) | 0x80 // RFC 9562 variant
+	return u
+}
+
+// mix64 is the splitmix64 finaliser.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

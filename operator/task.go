@@ -1,0 +1,105 @@
+package operator
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+type snapshotEvent = snapshot.Event
+
+// Task is one action execution handed out by Ready. Run it on any goroutine
+// and give the Result to Core.Complete. A Task reads the key's committed
+// memory but never writes core state, so the core keeps going while it runs.
+type Task struct {
+	core     *Core
+	ks       *keyState
+	act      *Action
+	ev       *Event
+	seq      uint64
+	emitBase uint32
+	attempt  int
+	short    memMap // committed short-term memory (read-only here)
+	sensory  memMap // the input's sensory memory (read-only here)
+	prior    []statestore.CallRecord
+	keySHA   [32]byte // SHA-256 of the key, set when a store is configured
+}
+
+// Action returns the name of the action this task runs.
+func (t *Task) Action() string { return t.act.Name }
+
+// KeyGroup returns the key group of the task's key.
+func (t *Task) KeyGroup() int32 { return t.ks.kg }
+
+func (t *Task) recordKey() statestore.RecordKey {
+	return statestore.RecordKey{KeyGroup: t.ks.kg, KeyHash: t.keySHA, Seq: t.seq, EventID: t.ev.ID, Action: t.act.Name}
+}
+
+// Result is the outcome of a Task.
+type Result struct {
+	task     *Task
+	updates  []statestore.MemUpdate
+	events   []*Event
+	calls    []statestore.CallRecord
+	err      error
+	storeErr error
+	replayed int
+}
+
+var ctxPool = sync.Pool{New: func() any { return new(Context) }}
+
+// Run executes the action body and returns its outcome. A panic in the body
+// becomes a permanent error.
+func (t *Task) Run() *Result {
+	c := ctxPool.Get().(*Context)
+	*c = Context{t: t, prior: t.prior, updates: c.updates[:0], events: c.events[:0]}
+	c.short = Memory{ctx: c, scope: statestore.ScopeShortTerm, base: t.short}
+	c.sensory = Memory{ctx: c, scope: statestore.ScopeSensory, base: t.sensory}
+
+	err := t.runBody(c)
+	if err == nil && c.misuseErr != nil {
+		err = Permanent(c.misuseErr)
+	}
+	res := &Result{task: t, err: err, storeErr: c.storeErr, replayed: c.replayed}
+	if err == nil {
+		// Lineage is bound when outputs are finalised.
+		for _, e := range c.events {
+			e.UpstreamID, e.UpstreamAction = t.ev.ID, t.act.Name
+		}
+		res.updates = append([]statestore.MemUpdate(nil), c.updates...)
+		res.events = append([]*Event(nil), c.events...)
+		if store := t.core.store; store != nil && res.storeErr == nil {
+			if perr := store.Put(c.record(statestore.StatusCompleted)); perr != nil {
+				res.storeErr = perr
+			}
+		}
+	}
+	res.calls = c.calls
+	*c = Context{updates: c.updates[:0], events: c.events[:0]}
+	ctxPool.Put(c)
+	return res
+}
+
+func (t *Task) runBody(c *Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanent(fmt.Errorf("operator: action %q panicked: %v\n%s", t.act.Name, r, debug.Stack()))
+		}
+	}()
+	return t.act.Fn(c, t.ev)
+}
+
+// sha256 returns the key's SHA-256, computed once. Core goroutine only.
+func hashKey(k []byte) uint64 { return statestore.HashKey64(k) }
+
+func (ks *keyState) sha256() [32]byte {
+	if ks.sha == nil {
+		s := sha256.Sum256(ks.key)
+		ks.sha = &s
+	}
+	return *ks.sha
+}

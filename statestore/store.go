@@ -1,0 +1,58 @@
+package statestore
+
+import "github.com/flinkgo/flinkgo/snapshot"
+
+// ActionStore is the action-state log: one record per action execution, the
+// last Put for a key replacing earlier ones (as a compacted topic keeps the
+// last). Safe for concurrent use: workers Put while the core goroutine Gets.
+type ActionStore interface {
+	// Get returns the last record Put for k. It reads memory only, never
+	// does I/O. The record is shared: the caller must not modify it.
+	Get(k RecordKey) (*Record, bool)
+	// Put stores r, buffered (group commit): it is durable after the next
+	// Flush. The store keeps r; the caller must not modify it afterwards.
+	// A failed write makes every later call fail with the same error
+	// (errors are sticky).
+	Put(r *Record) error
+	// PutDurable stores r and returns once r is durable: a reconciled
+	// call's pending record, written before the call runs.
+	PutDurable(r *Record) error
+	// Flush is the barrier: it returns once everything Put before it is
+	// durable, with the recovery marker taken after the flush.
+	Flush() (snapshot.Marker, error)
+	// CheckpointComplete lets the store drop records no restore can need
+	// any more (see InputTracker). Best effort; never needed for
+	// correctness.
+	CheckpointComplete(checkpointID int64) error
+	// Close releases the store. Idempotent.
+	Close() error
+}
+
+// InputTracker is implemented by stores that can prune the records of
+// finished inputs. The core calls MarkInputDone when input seq of the key
+// whose SHA-256 is keyHash has finished (all its actions completed and their
+// records Put), passing lastCut: the id of the last checkpoint whose barrier
+// the core had processed before the input finished (or the id of the
+// checkpoint it restored from, if it has processed none since; 0 if neither).
+//
+// A later CheckpointComplete(id) with id > lastCut drops every record of that
+// input. This is safe: Flink restores from the latest completed checkpoint or
+// a newer one, checkpoint id was cut after the input finished, so its snapshot
+// holds neither the input in flight nor in the queue and no restore from it
+// or a later checkpoint replays the input. (A manual restore from an older
+// savepoint re-runs such inputs for real, as with upstream pruning.)
+//
+// The cut, not the Flush, decides: the bridge flushes after the cut, and an
+// input finishing between the two is still in flight in that checkpoint.
+type InputTracker interface {
+	MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64)
+}
+
+// inputID names one input of one key.
+type inputID struct {
+	kg   int32
+	hash [32]byte
+	seq  uint64
+}
+
+func (k *RecordKey) input() inputID { return inputID{k.KeyGroup, k.KeyHash, k.Seq} }

@@ -1,0 +1,227 @@
+package statestore
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// valueMaxDepth bounds the nesting of lists and maps, on encode (which also
+// catches cycles) and on decode (which bounds recursion on hostile bytes).
+const valueMaxDepth = 100
+
+// appendBuf is the msgpack.Encoder's writer: it appends to a slice and never
+// fails, so the Encoder calls below ignore their (always nil) errors.
+type appendBuf struct{ b []byte }
+
+func (a *appendBuf) Write(p []byte) (int, error) { a.b = append(a.b, p...); return len(p), nil }
+func (a *appendBuf) WriteByte(c byte) error      { a.b = append(a.b, c); return nil }
+
+// valueWriter writes the value domain, and records, as canonical msgpack:
+// smallest integer encodings, float64 always as 9-byte float 64, strings as
+// str, []byte as bin (also when empty or nil), maps with keys in increasing
+// byte order.
+type valueWriter struct {
+	enc       *msgpack.Encoder
+	buf       appendBuf
+	keys      []string // scratch for sorting map keys, used as a stack
+	normalize bool     // widen int, int32, float32, ... instead of failing
+}
+
+var writerPool = sync.Pool{New: func() any {
+	w := &valueWriter{}
+	w.enc = msgpack.NewEncoder(&w.buf)
+	return w
+}}
+
+func getWriter(normalize bool) *valueWriter {
+	w := writerPool.Get().(*valueWriter)
+	w.buf.b = w.buf.b[:0]
+	w.normalize = normalize
+	return w
+}
+
+// putWriter returns w to the pool, keeping its buffer unless it grew large.
+// The caller must not keep w.buf.b.
+func putWriter(w *valueWriter) {
+	if cap(w.buf.b) > 64<<10 {
+		w.buf.b = nil
+	}
+	clear(w.keys[:cap(w.keys)])
+	w.keys = w.keys[:0]
+	writerPool.Put(w)
+}
+
+func (w *valueWriter) writeUint(n uint64)   { w.enc.EncodeUint(n) }
+func (w *valueWriter) writeString(s string) { w.enc.EncodeString(s) }
+func (w *valueWriter) writeBin(b []byte) {
+	w.enc.EncodeBytesLen(len(b))
+	w.buf.b = append(w.buf.b, b...)
+}
+
+// writeValue writes v, which must be in the value domain (or normalisable to
+// it when w.normalize is set).
+func (w *valueWriter) writeValue(v any, depth int) error {
+	switch v := v.(type) {
+	case nil:
+		w.enc.EncodeNil()
+	case bool:
+		w.enc.EncodeBool(v)
+	case int64:
+		w.enc.EncodeInt(v)
+	case float64:
+		w.enc.EncodeFloat64(v)
+	case string:
+		if uint64(len(v)) > math.MaxUint32 {
+			return &ValueError{GoType: "string", Reason: "string longer than 4 GiB"}
+		}
+		w.writeString(v)
+	case []byte:
+		if uint64(len(v)) > math.MaxUint32 {
+			return &ValueError{GoType: "[]byte", Reason: "bytes longer than 4 GiB"}
+		}
+		w.writeBin(v)
+	case []any:
+		if depth >= valueMaxDepth {
+			return &ValueError{GoType: "[]any", Reason: "nested more than " + strconv.Itoa(valueMaxDepth) + " levels deep (or a cycle)"}
+		}
+		w.enc.EncodeArrayLen(len(v))
+		for i, e := range v {
+			if err := w.writeValue(e, depth+1); err != nil {
+				return prefixPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+	case map[string]any:
+		if depth >= valueMaxDepth {
+			return &ValueError{GoType: "map[string]any", Reason: "nested more than " + strconv.Itoa(valueMaxDepth) + " levels deep (or a cycle)"}
+		}
+		return w.writeMap(v, depth)
+	default:
+		if w.normalize {
+			if n, ok := normalizeNumber(v); ok {
+				return w.writeValue(n, depth)
+			}
+		}
+		return &ValueError{GoType: fmt.Sprintf("%T", v)}
+	}
+	return nil
+}
+
+func (w *valueWriter) writeMap(m map[string]any, depth int) error {
+	w.enc.EncodeMapLen(len(m))
+	start := len(w.keys)
+	for k := range m {
+		w.keys = append(w.keys, k)
+	}
+	keys := w.keys[start:]
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.writeString(k)
+		if err := w.writeValue(m[k], depth+1); err != nil {
+			w.keys = w.keys[:start]
+			return prefixPath(err, "."+k)
+		}
+	}
+	w.keys = w.keys[:start]
+	return nil
+}
+
+// normalizeNumber widens Go's other integer and float types into the value
+// domain's int64 and float64.
+func normalizeNumber(v any) (any, bool) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint:
+		if uint64(n) <= math.MaxInt64 {
+			return int64(n), true
+		}
+	case uint8:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		if n <= math.MaxInt64 {
+			return int64(n), true
+		}
+	case float32:
+		return float64(n), true
+	}
+	return nil, false
+}
+
+func prefixPath(err error, seg string) error {
+	if ve, ok := err.(*ValueError); ok {
+		ve.Path = seg + ve.Path
+	}
+	return err
+}
+
+// CheckValue reports whether v is in the value domain exactly (no widening),
+// as the record codec requires of memory values and event attributes.
+func CheckValue(v any) error {
+	w := getWriter(false)
+	err := w.writeValue(v, 0)
+	putWriter(w)
+	return err
+}
+
+// EncodeValue returns the canonical msgpack of v, after widening integers to
+// int64 and floats to float64. It is how a durable call's result becomes
+// CallRecord.Result: EncodeValue(nil) is the one byte 0xc0 (msgpack nil).
+func EncodeValue(v any) ([]byte, error) {
+	w := getWriter(true)
+	err := w.writeValue(v, 0)
+	b := slices.Clone(w.buf.b)
+	putWriter(w)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// DecodeValue decodes one msgpack value (e.g. a CallRecord.Result) into the
+// value domain: nil, bool, int64, float64, string, []byte, []any,
+// map[string]any. It never panics; bad bytes give an error wrapping
+// ErrRecordCorrupt.
+func DecodeValue(b []byte) (any, error) {
+	r := getReader(b)
+	defer putReader(r)
+	v, err := r.readValue(0)
+	if err == nil && r.remaining() != 0 {
+		err = r.corruptf("%d bytes after the value", r.remaining())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRecordCorrupt, err)
+	}
+	return v, nil
+}
+
+// ArgsDigest is the SHA-256 of the canonical msgpack of a durable call's
+// arguments (see docs/action-state.md, "Canonical msgpack"). Integers are
+// widened to int64 and floats to float64 first, so int(1) and int64(1) give
+// the same digest; a value outside the value domain is a *ValueError naming
+// its Go type and where it is.
+func ArgsDigest(args any) ([32]byte, error) {
+	w := getWriter(true)
+	err := w.writeValue(args, 0)
+	var d [32]byte
+	if err == nil {
+		d = sha256.Sum256(w.buf.b)
+	}
+	putWriter(w)
+	return d, err
+}

@@ -54,7 +54,8 @@ func (c *Context) Logger() *slog.Logger {
 // Metrics returns the agent's user metrics, shared by all actions.
 func (c *Context) Metrics() *Metrics { return c.t.core.metrics }
 
-// SendEvent sends e: an _output_event goes downstream, any other event runs
+// SendEvent sends e (the runtime owns it afterwards: do not reuse or
+// modify it): an _output_event goes downstream, any other event runs
 // the actions that listen to its type, after the current action, for the
 // same key. The runtime assigns the id and binds lineage; an event that
 // already carries lineage is rejected.
@@ -85,9 +86,9 @@ func (c *Context) SendEvent(e *Event) error {
 			}
 		}
 	}
-	sent := *e
-	sent.ID = eventID(c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
-	c.events = append(c.events, &sent)
+	// The runtime owns e from here on; the caller must not reuse it.
+	e.ID = eventID(c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
+	c.events = append(c.events, e)
 	return nil
 }
 
@@ -140,7 +141,7 @@ func (c *Context) durable(callID string, args any, fn, reconcile func() (any, er
 		if p.CallID == callID && p.ArgsDigest == digest {
 			switch p.Status {
 			case statestore.CallSucceeded:
-				v, err := decodeValue(p.Result)
+				v, err := statestore.DecodeValue(p.Result)
 				if err != nil {
 					return nil, Permanent(fmt.Errorf("operator: recorded result of durable call %q: %w", callID, err))
 				}
@@ -187,7 +188,7 @@ func (c *Context) finishCall(callID string, digest [32]byte, fn func() (any, err
 		rec.Status, rec.Error, rec.ErrorKind = statestore.CallFailed, err.Error(), uint8(KindOf(err))
 		v = nil
 	} else if c.t.core.store != nil {
-		b, eerr := encodeValue(v)
+		b, eerr := statestore.EncodeValue(v)
 		if eerr != nil {
 			return nil, Permanent(eerr)
 		}

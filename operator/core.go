@@ -40,17 +40,21 @@ type Core struct {
 	running int
 	now     int64 // ms, from Tick
 
-	wm       watermarks
-	emits    []Emit
-	spare    []Emit
-	tasks    []*Task
-	credit   int
-	err      error // sticky: once set, every Ready carries it
-	errSeen  bool
-	ended    bool // EndInput seen
-	endAcked bool
-	inFlight int // inputs received and not finished
-	stats    Stats
+	wm          watermarks
+	emits       []Emit
+	spare       []Emit
+	tasks       []*Task
+	spareT      []*Task
+	freeTasks   []*Task
+	freeFlights []*inflight
+	freeInputs  []*pendingInput
+	credit      int
+	err         error // sticky: once set, every Ready carries it
+	errSeen     bool
+	ended       bool // EndInput seen
+	endAcked    bool
+	inFlight    int // inputs received and not finished
+	stats       Stats
 }
 
 type keyState struct {
@@ -178,7 +182,8 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 	if created {
 		ks.kg, ks.hash, ks.key = kg, h, stored
 	}
-	in := &pendingInput{seq: ks.nextSeq, ts: ts, hasTS: hasTS, row: row, seg: c.wm.segment()}
+	in := c.newInput()
+	*in = pendingInput{seq: ks.nextSeq, ts: ts, hasTS: hasTS, row: row, seg: c.wm.segment()}
 	in.id = eventID(c.cfg.Seed, h, in.seq, inputEventPos)
 	ks.nextSeq++
 	c.stats.InputsReceived++
@@ -198,7 +203,8 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 // begin makes in the key's in-flight input and schedules its actions. If no
 // action listens to inputs, the caller must finish it (finishInput).
 func (c *Core) begin(ks *keyState, in *pendingInput) {
-	f := &inflight{in: in}
+	f := c.newFlight()
+	f.in = in
 	f.ev = Event{ID: in.id, Type: InputEventType, row: in.row}
 	ks.cur = f
 	c.stats.EventsProcessed++
@@ -206,6 +212,39 @@ func (c *Core) begin(ks *keyState, in *pendingInput) {
 		f.tasks.push(taskSpec{act: act, ev: &f.ev})
 	}
 	c.markReady(ks)
+}
+
+func (c *Core) newInput() *pendingInput {
+	if n := len(c.freeInputs); n > 0 {
+		in := c.freeInputs[n-1]
+		c.freeInputs = c.freeInputs[:n-1]
+		return in
+	}
+	return new(pendingInput)
+}
+
+func (c *Core) newFlight() *inflight {
+	if n := len(c.freeFlights); n > 0 {
+		f := c.freeFlights[n-1]
+		c.freeFlights = c.freeFlights[:n-1]
+		return f
+	}
+	return new(inflight)
+}
+
+// release keeps a finished input for reuse.
+// REQUIRES: no task, queue or emit refers to f, f.in or f.ev.
+func (c *Core) release(f *inflight) {
+	if len(c.freeInputs) < 4096 {
+		*f.in = pendingInput{}
+		c.freeInputs = append(c.freeInputs, f.in)
+	}
+	if len(c.freeFlights) < 4096 {
+		tasks := f.tasks
+		tasks.buf, tasks.head = tasks.buf[:0], 0
+		*f = inflight{tasks: tasks}
+		c.freeFlights = append(c.freeFlights, f)
+	}
 }
 
 func (c *Core) markReady(ks *keyState) {
@@ -287,7 +326,7 @@ func (c *Core) Ready() Ready {
 	rd := Ready{Emits: c.emits, Tasks: c.tasks, Credit: c.credit, Err: c.err}
 	c.errSeen = c.err != nil
 	c.emits, c.spare = c.spare[:0], c.emits
-	c.tasks = nil
+	c.tasks, c.spareT = c.spareT[:0], c.tasks
 	c.credit = 0
 	return rd
 }

@@ -21,8 +21,15 @@ func (c *Core) Barrier(checkpointID int64) {
 	var sections []*snapshot.Section
 	for _, kg := range c.table.KeyGroups() {
 		sec := &snapshot.Section{KeyGroup: kg, Keys: make([]snapshot.KeyState, 0, c.table.GroupLen(kg))}
+		// One backing array for all memory items of the section: a cut of a
+		// million keys must not make a million small allocations.
+		n := 0
+		c.table.RangeGroup(kg, func(_ []byte, ks *keyState) bool { n += len(ks.mem); return true })
+		arena := make([]snapshot.MemItem, 0, n)
 		c.table.RangeSorted(kg, func(key []byte, ks *keyState) bool {
-			sec.Keys = append(sec.Keys, ks.cut())
+			var st snapshot.KeyState
+			st, arena = ks.cut(arena)
+			sec.Keys = append(sec.Keys, st)
 			return true
 		})
 		sections = append(sections, sec)
@@ -30,8 +37,10 @@ func (c *Core) Barrier(checkpointID int64) {
 	c.emits = append(c.emits, Emit{Kind: EmitSnapshot, CheckpointID: checkpointID, Sections: sections})
 }
 
-func (ks *keyState) cut() snapshot.KeyState {
-	s := snapshot.KeyState{Key: ks.key, NextSeq: ks.nextSeq, ShortTerm: ks.mem.items()}
+// cut returns the key's state, its short-term memory appended to arena.
+func (ks *keyState) cut(arena []snapshot.MemItem) (snapshot.KeyState, []snapshot.MemItem) {
+	s := snapshot.KeyState{Key: ks.key, NextSeq: ks.nextSeq, ShortTerm: ks.mem.appendItems(arena)}
+	arena = arena[:len(arena)+len(s.ShortTerm)]
 	if f := ks.cur; f != nil {
 		fl := &snapshot.InFlight{Input: f.in.toSnapshot(), Sensory: f.sensory.items(), Emitted: f.emitted}
 		for _, t := range f.tasks.items() {
@@ -45,7 +54,7 @@ func (ks *keyState) cut() snapshot.KeyState {
 			s.Queued[i] = in.toSnapshot()
 		}
 	}
-	return s
+	return s, arena
 }
 
 func (in *pendingInput) toSnapshot() snapshot.Input {

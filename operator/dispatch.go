@@ -19,10 +19,9 @@ func (c *Core) dispatch() {
 			continue
 		}
 		spec := f.tasks.peek()
-		t := &Task{
-			core: c, ks: ks, act: spec.act, ev: spec.ev, seq: f.in.seq,
-			emitBase: f.emitted, attempt: f.attempt, short: ks.mem, sensory: f.sensory, prior: f.prior,
-		}
+		t := c.newTask()
+		t.core, t.ks, t.act, t.ev, t.seq = c, ks, spec.act, spec.ev, f.in.seq
+		t.emitBase, t.attempt, t.short, t.sensory, t.prior = f.emitted, f.attempt, ks.mem, f.sensory, f.prior
 		if c.store != nil {
 			t.keySHA = ks.sha256()
 			if f.attempt == 0 {
@@ -65,6 +64,7 @@ func (c *Core) Complete(res *Result) {
 	ks := t.ks
 	ks.running = false
 	c.running--
+	defer c.recycle(t)
 	switch {
 	case res.storeErr != nil:
 		c.fail(fmt.Errorf("operator: action-state store failed for action %q (key group %d, input %d): %w", t.act.Name, ks.kg, t.seq, res.storeErr))
@@ -76,6 +76,28 @@ func (c *Core) Complete(res *Result) {
 		c.apply(ks, res)
 	}
 	c.checkEnd()
+}
+
+func (c *Core) newTask() *Task {
+	if n := len(c.freeTasks); n > 0 {
+		t := c.freeTasks[n-1]
+		c.freeTasks = c.freeTasks[:n-1]
+		return t
+	}
+	return &Task{}
+}
+
+// recycle keeps a completed task and its result buffers for reuse.
+// REQUIRES: nothing refers to t, its result or the result's slices.
+func (c *Core) recycle(t *Task) {
+	ups, evs := t.res.updates, t.res.events
+	clear(ups[:cap(ups)])
+	clear(evs[:cap(evs)])
+	*t = Task{}
+	t.res.updates, t.res.events = ups[:0], evs[:0]
+	if len(c.freeTasks) < 4096 {
+		c.freeTasks = append(c.freeTasks, t)
+	}
 }
 
 // apply makes a finished execution's effects part of the key's state and
@@ -127,6 +149,7 @@ func (c *Core) finishInput(ks *keyState) {
 		c.inFlight--
 		c.credit++
 		c.stats.InputsFinished++
+		c.release(f)
 		if ks.queue.len() > 0 {
 			c.begin(ks, ks.queue.pop())
 		}

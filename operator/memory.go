@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,15 +48,21 @@ func (m memMap) removeSubtree(path string) {
 	}
 }
 
-func (m memMap) items() []snapshot.MemItem {
+func (m memMap) items() []snapshot.MemItem { return m.appendItems(nil) }
+
+// appendItems appends the entries of m to dst, sorted by path, and returns
+// the extended slice; the appended part is capped so that later appends to
+// dst cannot overwrite it.
+func (m memMap) appendItems(dst []snapshot.MemItem) []snapshot.MemItem {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make([]snapshot.MemItem, 0, len(m))
+	start := len(dst)
 	for p, it := range m {
-		out = append(out, snapshot.MemItem{Path: p, Object: it.obj, Value: it.val})
+		dst = append(dst, snapshot.MemItem{Path: p, Object: it.obj, Value: it.val})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	out := dst[start:len(dst):len(dst)]
+	slices.SortFunc(out, func(a, b snapshot.MemItem) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 

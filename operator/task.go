@@ -27,6 +27,7 @@ type Task struct {
 	sensory  memMap // the input's sensory memory (read-only here)
 	prior    []statestore.CallRecord
 	keySHA   [32]byte // SHA-256 of the key, set when a store is configured
+	res      Result   // reused with the Task (see Core.recycle)
 }
 
 // Action returns the name of the action this task runs.
@@ -48,6 +49,7 @@ type Result struct {
 	err      error
 	storeErr error
 	replayed int
+	pooled   bool // buffers belong to the Task and are reused
 }
 
 var ctxPool = sync.Pool{New: func() any { return new(Context) }}
@@ -56,7 +58,9 @@ var ctxPool = sync.Pool{New: func() any { return new(Context) }}
 // becomes a permanent error.
 func (t *Task) Run() *Result {
 	c := ctxPool.Get().(*Context)
-	*c = Context{t: t, prior: t.prior, updates: c.updates[:0], events: c.events[:0]}
+	// The context writes straight into the result's buffers, which the Task
+	// keeps when the core recycles it.
+	*c = Context{t: t, prior: t.prior, updates: t.res.updates[:0], events: t.res.events[:0]}
 	c.short = Memory{ctx: c, scope: statestore.ScopeShortTerm, base: t.short}
 	c.sensory = Memory{ctx: c, scope: statestore.ScopeSensory, base: t.sensory}
 
@@ -64,22 +68,21 @@ func (t *Task) Run() *Result {
 	if err == nil && c.misuseErr != nil {
 		err = Permanent(c.misuseErr)
 	}
-	res := &Result{task: t, err: err, storeErr: c.storeErr, replayed: c.replayed}
+	res := &t.res
+	*res = Result{task: t, err: err, storeErr: c.storeErr, replayed: c.replayed, updates: c.updates[:0], events: c.events[:0], calls: c.calls}
 	if err == nil {
 		// Lineage is bound when outputs are finalised.
 		for _, e := range c.events {
 			e.UpstreamID, e.UpstreamAction = t.ev.ID, t.act.Name
 		}
-		res.updates = append([]statestore.MemUpdate(nil), c.updates...)
-		res.events = append([]*Event(nil), c.events...)
+		res.updates, res.events = c.updates, c.events
 		if store := t.core.store; store != nil && res.storeErr == nil {
 			if perr := store.Put(c.record(statestore.StatusCompleted)); perr != nil {
 				res.storeErr = perr
 			}
 		}
 	}
-	res.calls = c.calls
-	*c = Context{updates: c.updates[:0], events: c.events[:0]}
+	*c = Context{}
 	ctxPool.Put(c)
 	return res
 }

@@ -40,19 +40,35 @@ func EncodeRecord(r *Record) ([]byte, error) {
 
 // AppendRecord appends the value bytes of r to dst.
 func AppendRecord(dst []byte, r *Record) ([]byte, error) {
-	if err := r.Key.validate(); err != nil {
-		return dst, &RecordError{Kind: ErrRecordInvalid, Detail: "key", Err: err}
-	}
 	w := getWriter(false)
 	defer putWriter(w)
-	if err := w.writeRecord(r); err != nil {
-		fe := err.(fieldErr)
-		return dst, &RecordError{Key: r.Key.Bytes(), Kind: ErrRecordInvalid, Detail: fe.field, Err: fe.err}
+	if err := w.encodeRecord(r); err != nil {
+		return dst, err
 	}
 	if dst == nil {
 		return slices.Clone(w.buf.b), nil
 	}
 	return append(dst, w.buf.b...), nil
+}
+
+// encodedLen is len(EncodeRecord(r)) without keeping the bytes.
+func encodedLen(r *Record) (int, error) {
+	w := getWriter(false)
+	defer putWriter(w)
+	err := w.encodeRecord(r)
+	return len(w.buf.b), err
+}
+
+// encodeRecord writes r into w.buf, or returns a *RecordError.
+func (w *valueWriter) encodeRecord(r *Record) error {
+	if err := r.Key.validate(); err != nil {
+		return &RecordError{Kind: ErrRecordInvalid, Detail: "key", Err: err}
+	}
+	if err := w.writeRecord(r); err != nil {
+		fe := err.(fieldErr)
+		return &RecordError{Key: r.Key.Bytes(), Kind: ErrRecordInvalid, Detail: fe.field, Err: fe.err}
+	}
+	return nil
 }
 
 // fieldErr names the part of the record that is wrong.

@@ -125,16 +125,20 @@ func (m *Memory) Put(r *Record) error { return m.put(r, false) }
 func (m *Memory) PutDurable(r *Record) error { return m.put(r, true) }
 
 func (m *Memory) put(r *Record, durable bool) error {
-	enc, err := EncodeRecord(r)
+	v := &memVersion{durable: durable}
+	var n int
+	var err error
+	if m.cfg.keepEncoded {
+		v.enc, err = EncodeRecord(r)
+		n = len(v.enc)
+	} else {
+		v.rec = r
+		n, err = encodedLen(r) // validates r as a Kafka backend would
+	}
 	if err != nil {
 		return err
 	}
-	v := &memVersion{size: r.Key.EncodedLen() + len(enc), durable: durable}
-	if m.cfg.keepEncoded {
-		v.enc = enc
-	} else {
-		v.rec = r
-	}
+	v.size = r.Key.EncodedLen() + n
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.usable(); err != nil {

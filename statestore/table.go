@@ -190,3 +190,19 @@ func (t *Table[V]) Range(fn func(kg int32, key []byte, v *V) bool) {
 		}
 	}
 }
+
+// RangeGroup calls fn for every key of key group kg in unspecified order,
+// until fn returns false. fn must not add or delete keys.
+func (t *Table[V]) RangeGroup(kg int32, fn func(key []byte, v *V) bool) {
+	g := t.group(kg, false)
+	if g == nil {
+		return
+	}
+	for _, e := range g.m {
+		for ; e != nil; e = e.next {
+			if !fn(e.key, &e.val) {
+				return
+			}
+		}
+	}
+}

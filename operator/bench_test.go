@@ -1,0 +1,145 @@
+package operator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+)
+
+// counterAgent: one action that updates a counter in memory and emits one
+// output — the core benchmark of docs and benchmarks/README.md.
+func counterAgent() *Agent {
+	return &Agent{Name: "counter", Output: []Column{{"count", "BIGINT"}}, Actions: []Action{{
+		Name: "count", Listen: []string{InputEventType},
+		Fn: func(ctx *Context, ev *Event) error {
+			m := ctx.ShortTerm()
+			n, _ := m.Int64("count")
+			if err := m.Set("count", n+1); err != nil {
+				return err
+			}
+			return ctx.SendEvent(NewOutput(n + 1))
+		},
+	}}}
+}
+
+// BenchmarkCoreCounter measures inputs/s through the core with the action
+// body run inline on the core goroutine (no worker hop): the cost of the
+// core itself plus a trivial action.
+func BenchmarkCoreCounter(b *testing.B) {
+	const keys = 10_000
+	c, err := NewCore(counterAgent(), DefaultConfig(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ks := make([][]byte, keys)
+	kgs := make([]int32, keys)
+	for i := range ks {
+		ks[i] = []byte(fmt.Sprintf("customer-%06d", i))
+		kgs[i] = int32(i % 128)
+	}
+	r := row("amount", 1.0)
+	outputs := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		k := i % keys
+		if err := c.Input(kgs[k], ks[k], int64(i), true, r); err != nil {
+			b.Fatal(err)
+		}
+		if i%64 == 63 || i == b.N-1 {
+			for {
+				rd := c.Ready()
+				outputs += len(rd.Emits)
+				if len(rd.Tasks) == 0 {
+					break
+				}
+				for _, t := range rd.Tasks {
+					c.Complete(t.Run())
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inputs/s")
+	if outputs != b.N {
+		b.Fatalf("outputs %d, inputs %d", outputs, b.N)
+	}
+}
+
+// bigCore returns a core holding n keys with ~100 B of memory each (a
+// counter and the last 5 amounts) spread over 128 key groups.
+func bigCore(tb testing.TB, n int) *Core {
+	c, err := NewCore(counterAgent(), DefaultConfig(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		key := []byte(fmt.Sprintf("customer-%07d", i))
+		ks, stored, _ := c.table.GetOrCreateKey(int32(i%128), key, hashKey(key))
+		ks.kg, ks.key, ks.hash, ks.nextSeq = int32(i%128), stored, hashKey(key), 7
+		ks.mem = memMap{
+			"count":  {val: int64(i)},
+			"recent": {val: []any{12.5, 99.0, 3.25, 42.0, 7.75}},
+			"tier":   {val: "gold"},
+		}
+	}
+	return c
+}
+
+// BenchmarkCut1M measures the consistent cut of 1 M keys (the work done on
+// the core goroutine at a barrier) plus encoding every section.
+func BenchmarkCut1M(b *testing.B) {
+	c := bigCore(b, 1_000_000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		c.Barrier(int64(i + 1))
+		rd := c.Ready()
+		cut := time.Since(t0)
+		secs := rd.Emits[len(rd.Emits)-1].Sections
+		var bytes int
+		for _, s := range secs {
+			enc, err := snapshot.EncodeSection(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bytes += len(enc)
+		}
+		b.ReportMetric(float64(cut.Milliseconds()), "cut-ms")
+		b.ReportMetric(float64(bytes)/1e6, "snapshot-MB")
+	}
+}
+
+// BenchmarkRestore1M measures decoding and restoring 1 M keys.
+func BenchmarkRestore1M(b *testing.B) {
+	c := bigCore(b, 1_000_000)
+	c.Barrier(1)
+	var encs [][]byte
+	for _, s := range c.Ready().Emits[0].Sections {
+		enc, err := snapshot.EncodeSection(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		encs = append(encs, enc)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var secs []*snapshot.Section
+		for _, e := range encs {
+			s, err := snapshot.DecodeSection(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			secs = append(secs, s)
+		}
+		c2, _ := NewCore(counterAgent(), DefaultConfig(), nil)
+		if err := c2.Restore(1, secs); err != nil {
+			b.Fatal(err)
+		}
+		if c2.table.Len() != 1_000_000 {
+			b.Fatal("keys lost")
+		}
+	}
+}

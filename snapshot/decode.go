@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -32,7 +33,6 @@ const timeExtType = 0xff
 // in between (bytes.Reader is an io.ByteScanner, so msgpack uses it
 // directly): pos() is the decoder's position and raw reads may advance r.
 type decoder struct {
-	kg     int32
 	body   []byte
 	r      bytes.Reader
 	dec    *msgpack.Decoder
@@ -53,9 +53,9 @@ var decPool = sync.Pool{New: func() any {
 	return d
 }}
 
-func getDecoder(kg int32, body []byte) *decoder {
+func getDecoder(body []byte) *decoder {
 	d := decPool.Get().(*decoder)
-	d.kg, d.body, d.err = kg, body, nil
+	d.body, d.err = body, nil
 	d.r.Reset(body)
 	return d
 }
@@ -121,9 +121,15 @@ func (d *decoder) arrayLenMin(what string, minLen int) int {
 	if d.err != nil {
 		return 0
 	}
-	n, err := d.dec.DecodeArrayLen()
-	if d.libErr(err) {
-		return 0
+	var n int
+	if c := d.body[d.pos()]; mc.IsFixedArray(c) { // fast path
+		d.skip(1)
+		n = int(c & mc.FixedArrayMask)
+	} else {
+		var err error
+		if n, err = d.dec.DecodeArrayLen(); d.libErr(err) {
+			return 0
+		}
 	}
 	if n > d.r.Len()/minLen {
 		d.fail("%s: array of %d elements but only %d bytes remain", what, n, d.r.Len())
@@ -154,9 +160,15 @@ func (d *decoder) raw(what string, str bool) []byte {
 		d.fail("%s: expected %s, found msgpack code %#02x", what, kind, c)
 		return nil
 	}
-	n, err := d.dec.DecodeBytesLen()
-	if d.libErr(err) {
-		return nil
+	var n int
+	if mc.IsFixedString(c) { // fast path
+		d.skip(1)
+		n = int(c & mc.FixedStrMask)
+	} else {
+		var err error
+		if n, err = d.dec.DecodeBytesLen(); d.libErr(err) {
+			return nil
+		}
 	}
 	if n > d.r.Len() {
 		d.fail("%s: %d bytes announced but only %d remain", what, n, d.r.Len())
@@ -195,7 +207,7 @@ func (d *decoder) key() []byte {
 		return append([]byte{}, b...)
 	}
 	if len(b) > cap(d.keySlab)-len(d.keySlab) {
-		d.keySlab = make([]byte, 0, min(max(2*cap(d.keySlab), 256), 64<<10))
+		d.keySlab = make([]byte, 0, max(len(b), min(2*cap(d.keySlab), 64<<10), 256))
 	}
 	p := len(d.keySlab)
 	d.keySlab = append(d.keySlab, b...)
@@ -311,6 +323,13 @@ func (d *decoder) value(depth int, withTime bool) any {
 		return nil
 	case c == mc.True || c == mc.False:
 		return d.bool("value")
+	case c <= mc.PosFixedNumHigh: // fast paths: the library's fixed-width reads are slow
+		d.skip(1)
+		return int64(c)
+	case c == mc.Double && d.r.Len() >= 9:
+		p := d.pos()
+		d.skip(9)
+		return math.Float64frombits(binary.BigEndian.Uint64(d.body[p+1:]))
 	case isInt(c):
 		return d.int("value")
 	case c == mc.Double || c == mc.Float:

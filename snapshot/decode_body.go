@@ -16,7 +16,7 @@ const (
 // count keys. REQUIRES: count*minKeyLen <= len(body) (bounds the
 // preallocation). The result shares no memory with body.
 func decodeBody(kg int32, body []byte, count int) (*Section, error) {
-	d := getDecoder(kg, body)
+	d := getDecoder(body)
 	defer putDecoder(d)
 	s := &Section{KeyGroup: kg}
 	n := d.arrayLen("section")
@@ -125,7 +125,7 @@ func (d *decoder) mem(what string) []MemItem {
 	items := d.items(n)
 	for i := range items {
 		it := &items[i]
-		switch m := d.arrayLen(what + " item"); {
+		switch m := d.arrayLen("memory item"); {
 		case d.err != nil:
 		case m == 1:
 			it.Path, it.Object = d.name("memory path"), true

@@ -33,16 +33,20 @@
 //     identical bytes): map keys and marker partitions are written in sorted
 //     order and the encoder refuses Keys that are not sorted by bytes.Compare
 //     and memory items that are not sorted by Path, or that repeat.
-//   - Whatever EncodeSection accepts, DecodeSection returns equal, and
-//     encoding that again gives the same bytes. Values come back as the
+//   - Whatever EncodeSection accepts, DecodeSection returns equal (up to the
+//     normalisations below), and encoding that again gives the same bytes;
+//     whatever DecodeSection accepts re-encodes. Values come back as the
 //     value domain's Go types: every integer as int64, every float as
 //     float64, time.Time (row fields only) in UTC. Empty slices of the
 //     Section's own structs come back as nil; an empty list, map or []byte
 //     inside a value comes back empty and non-nil.
-//   - Decoding never panics and never allocates in proportion to a length
-//     it has not checked against the bytes that back it. Every failure is an
-//     *Error whose Kind is one of ErrTruncated, ErrChecksum, ErrVersion,
-//     ErrCorrupt, ErrNotOwned (decode) or ErrInvalid (encode).
+//   - Decoding never panics. A length read from the input is checked
+//     against the bytes that must back it before anything is sized by it;
+//     a decompressed body is capped at the header's uncompressed length, and
+//     is allocated up front only when that length is within 256 times the
+//     payload (beyond that the buffer grows with the real output). Every
+//     failure is an *Error whose Kind is one of ErrTruncated, ErrChecksum,
+//     ErrVersion, ErrCorrupt, ErrNotOwned (decode) or ErrInvalid (encode).
 //   - A reader accepts exactly the versions it knows. A format change gets a
 //     new version written beside the old one; the golden files of a released
 //     version in testdata/snapshot are never rewritten.

@@ -19,32 +19,38 @@ const maxDepth = 100
 // maxPooledBuf: encode buffers that grew beyond this are dropped, not pooled.
 const maxPooledBuf = 64 << 20
 
+// sliceWriter is the msgpack Encoder's output: it implements WriteByte, so
+// msgpack writes to it directly (no wrapper, no buffering), and it cannot fail.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+func (w *sliceWriter) WriteByte(c byte) error      { w.b = append(w.b, c); return nil }
+
 // encState is the reusable state of one encode call.
 //
-// The msgpack Encoder writes straight into buf (bytes.Buffer implements
-// WriteByte, so msgpack does not wrap it): raw bytes may be appended to buf
-// between Encoder calls. Writes to a bytes.Buffer cannot fail, so the
-// Encoder's errors are ignored.
+// INVARIANT: the msgpack Encoder writes straight into w, so raw bytes may be
+// appended to w.b between Encoder calls. Writes cannot fail, so the Encoder's
+// errors are ignored.
 type encState struct {
-	buf  bytes.Buffer
+	w    sliceWriter
 	enc  *msgpack.Encoder
 	keys [][]string // scratch for sorting map keys, one per nesting depth
 }
 
 var encPool = sync.Pool{New: func() any {
 	st := new(encState)
-	st.enc = msgpack.NewEncoder(&st.buf)
+	st.enc = msgpack.NewEncoder(&st.w)
 	return st
 }}
 
 func getEncState() *encState {
 	st := encPool.Get().(*encState)
-	st.buf.Reset()
+	st.w.b = st.w.b[:0]
 	return st
 }
 
 func putEncState(st *encState) {
-	if st.buf.Cap() > maxPooledBuf {
+	if cap(st.w.b) > maxPooledBuf {
 		return
 	}
 	encPool.Put(st)
@@ -62,7 +68,7 @@ func (st *encState) float(f float64) { _ = st.enc.EncodeFloat64(f) }
 // bin writes b as msgpack bin, also when b is nil (EncodeBytes would write nil).
 func (st *encState) bin(b []byte) {
 	_ = st.enc.EncodeBytesLen(len(b))
-	st.buf.Write(b)
+	st.w.b = append(st.w.b, b...)
 }
 
 // encErr is an encode failure on its way up; each level adds where it was.
@@ -96,7 +102,7 @@ func keyLabel(i int, key []byte) string {
 	return fmt.Sprintf("key #%d (0x%x)", i, key)
 }
 
-// encodeBody writes the msgpack body of s into st.buf and returns it. The
+// encodeBody writes the msgpack body of s into st.w and returns it. The
 // returned slice is valid until st is reused.
 func (st *encState) encodeBody(s *Section) ([]byte, error) {
 	st.arr(len(s.Keys))
@@ -115,7 +121,7 @@ func (st *encState) encodeBody(s *Section) ([]byte, error) {
 			return nil, newErr(s.KeyGroup, ErrInvalid, "%s, %s", keyLabel(i, k.Key), e.detail())
 		}
 	}
-	return st.buf.Bytes(), nil
+	return st.w.b, nil
 }
 
 // keyState: [key bin, next seq, short-term memory, in-flight | nil, queued].

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinels for the kinds of snapshot errors. Every error returned by this
@@ -56,7 +57,7 @@ func (e *Error) Error() string {
 	}
 	kind := "error"
 	if e.Kind != nil {
-		kind = e.Kind.Error()[len("snapshot: "):]
+		kind = strings.TrimPrefix(e.Kind.Error(), "snapshot: ")
 	}
 	msg := "snapshot: " + where + ": " + kind
 	if e.Detail != "" {

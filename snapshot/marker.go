@@ -44,7 +44,7 @@ func EncodeMarker(m *Marker) ([]byte, error) {
 
 	st := getEncState()
 	defer putEncState(st)
-	st.buf.Write(make([]byte, markerHeaderLen))
+	st.w.b = append(st.w.b, make([]byte, markerHeaderLen)...)
 	st.arr(5)
 	st.str(m.Backend)
 	st.str(m.Topic)
@@ -55,7 +55,7 @@ func EncodeMarker(m *Marker) ([]byte, error) {
 		st.int(int64(p))
 		st.int(m.Offsets[p])
 	}
-	out := slices.Clone(st.buf.Bytes())
+	out := slices.Clone(st.w.b)
 	copy(out, markerMagic)
 	binary.BigEndian.PutUint16(out[4:], MarkerVersion)
 	binary.BigEndian.PutUint16(out[6:], 0)
@@ -104,7 +104,7 @@ func DecodeMarker(b []byte) (*Marker, error) {
 		return nil, newErr(kg, ErrCorrupt, "body of %d bytes exceeds the maximum %d", blen, maxMarkerBody)
 	}
 
-	d := getDecoder(kg, b[markerHeaderLen:])
+	d := getDecoder(b[markerHeaderLen:])
 	defer putDecoder(d)
 	m := &Marker{Version: MarkerVersion}
 	d.fixedArray("marker", 5)

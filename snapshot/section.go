@@ -75,8 +75,15 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxMemory(maxBodyLen))
 })
 
-// scratch buffers for compressed output, reused across calls.
+// Scratch buffers for zstd output (compressed on encode, decompressed on
+// decode), reused across calls. Decoded sections never alias them.
 var zbufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+func putZbuf(b *[]byte) {
+	if cap(*b) <= maxPooledBuf {
+		zbufPool.Put(b)
+	}
+}
 
 // EncodeSection encodes the state of one key group. Identical sections give
 // identical bytes. s.Keys must be sorted by Key (bytes.Compare) without
@@ -107,7 +114,7 @@ func EncodeSection(s *Section) ([]byte, error) {
 			return nil, newErr(s.KeyGroup, ErrInvalid, "zstd encoder: %v", err)
 		}
 		zb := zbufPool.Get().(*[]byte)
-		defer zbufPool.Put(zb)
+		defer putZbuf(zb)
 		*zb = enc.EncodeAll(body, (*zb)[:0])
 		if len(*zb) < len(body) {
 			payload, flags = *zb, FlagZstd
@@ -201,10 +208,13 @@ func decodeSection(b []byte, owned *KeyGroupRange) (*Section, error) {
 		}
 		body = payload
 	} else {
+		zb := zbufPool.Get().(*[]byte)
+		defer putZbuf(zb)
 		var err error
-		if body, err = unzstd(kg, payload, ulen); err != nil {
+		if body, err = unzstd(kg, payload, ulen, (*zb)[:0]); err != nil {
 			return nil, err
 		}
+		*zb = body
 	}
 	// Every key takes at least minKeyLen body bytes: bounds the preallocation.
 	if uint64(count)*minKeyLen > ulen {
@@ -213,9 +223,10 @@ func decodeSection(b []byte, owned *KeyGroupRange) (*Section, error) {
 	return decodeBody(kg, body, int(count))
 }
 
-// unzstd decompresses payload, which must expand to exactly ulen bytes.
-// Memory never exceeds ulen plus what the payload really decompresses to.
-func unzstd(kg int32, payload []byte, ulen uint64) ([]byte, error) {
+// unzstd decompresses payload, which must expand to exactly ulen bytes,
+// into buf if it is large enough. Memory never exceeds ulen plus what the
+// payload really decompresses to.
+func unzstd(kg int32, payload []byte, ulen uint64, buf []byte) ([]byte, error) {
 	plen := uint64(len(payload))
 	if ulen > plen*maxZstdRatio {
 		return nil, newErr(kg, ErrCorrupt, "uncompressed length %d is impossible for a %d-byte zstd payload", ulen, plen)
@@ -226,7 +237,10 @@ func unzstd(kg int32, payload []byte, ulen uint64) ([]byte, error) {
 		if err != nil {
 			return nil, newErr(kg, ErrCorrupt, "zstd decoder: %v", err)
 		}
-		out, err = dec.DecodeAll(payload, make([]byte, 0, ulen))
+		if uint64(cap(buf)) < ulen {
+			buf = make([]byte, 0, ulen)
+		}
+		out, err = dec.DecodeAll(payload, buf[:0:ulen])
 		if err != nil {
 			return nil, newErr(kg, ErrCorrupt, "zstd payload (%d bytes, uncompressed length %d): %v", plen, ulen, err)
 		}

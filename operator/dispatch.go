@@ -91,8 +91,8 @@ func (c *Core) newTask() *Task {
 // REQUIRES: nothing refers to t, its result or the result's slices.
 func (c *Core) recycle(t *Task) {
 	ups, evs := t.res.updates, t.res.events
-	clear(ups[:cap(ups)])
-	clear(evs[:cap(evs)])
+	clear(ups[:len(ups)])
+	clear(evs[:len(evs)])
 	*t = Task{}
 	t.res.updates, t.res.events = ups[:0], evs[:0]
 	if len(c.freeTasks) < 4096 {

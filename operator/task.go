@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"runtime/debug"
-	"sync"
 
 	"github.com/flinkgo/flinkgo/snapshot"
 	"github.com/flinkgo/flinkgo/statestore"
@@ -28,6 +27,7 @@ type Task struct {
 	prior    []statestore.CallRecord
 	keySHA   [32]byte // SHA-256 of the key, set when a store is configured
 	res      Result   // reused with the Task (see Core.recycle)
+	ctx      Context  // the action's context, reused with the Task
 }
 
 // Action returns the name of the action this task runs.
@@ -52,12 +52,10 @@ type Result struct {
 	pooled   bool // buffers belong to the Task and are reused
 }
 
-var ctxPool = sync.Pool{New: func() any { return new(Context) }}
-
 // Run executes the action body and returns its outcome. A panic in the body
 // becomes a permanent error.
 func (t *Task) Run() *Result {
-	c := ctxPool.Get().(*Context)
+	c := &t.ctx
 	// The context writes straight into the result's buffers, which the Task
 	// keeps when the core recycles it.
 	*c = Context{t: t, prior: t.prior, updates: t.res.updates[:0], events: t.res.events[:0]}
@@ -83,7 +81,6 @@ func (t *Task) Run() *Result {
 		}
 	}
 	*c = Context{}
-	ctxPool.Put(c)
 	return res
 }
 

@@ -1,0 +1,194 @@
+package arrowio
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// rowWriter is the part shared by OutputBuilder and InputBuilder: Arrow
+// builders for a schema whose user columns follow lead fixed columns, and
+// an IPC encoder that reuses its output buffer and the encoded schema
+// message across batches.
+type rowWriter struct {
+	schema    *arrow.Schema
+	user      userColumns
+	lead      int
+	alloc     memory.Allocator
+	rb        *array.RecordBuilder
+	schemaMsg []byte
+	out       bytes.Buffer
+	rows      int
+}
+
+func newRowWriter(schema *arrow.Schema, user userColumns, lead int, alloc memory.Allocator) *rowWriter {
+	if alloc == nil {
+		alloc = NewPoolAllocator(0)
+	}
+	return &rowWriter{
+		schema:    schema,
+		user:      user,
+		lead:      lead,
+		alloc:     alloc,
+		rb:        array.NewRecordBuilder(alloc, schema),
+		schemaMsg: SchemaMessage(schema),
+	}
+}
+
+// check validates a row of user values without touching the builders.
+func (w *rowWriter) check(values []any) error {
+	if len(values) != len(w.user.cols) {
+		return fmt.Errorf("%w: got %d values, the schema has %d columns", ErrValue, len(values), len(w.user.cols))
+	}
+	for j, c := range w.user.cols {
+		if e := checkValue(c.typ, values[j]); e != nil {
+			return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
+		}
+	}
+	return nil
+}
+
+// appendUser appends checked user values.
+func (w *rowWriter) appendUser(values []any) {
+	for j, c := range w.user.cols {
+		appendValue(c.typ, w.rb.Field(w.lead+j), values[j])
+	}
+	w.rows++
+}
+
+func (w *rowWriter) appendTS(i int, ts int64, hasTS bool) {
+	b := w.rb.Field(i).(*array.Int64Builder)
+	if hasTS {
+		b.Append(ts)
+	} else {
+		b.AppendNull()
+	}
+}
+
+// flush encodes the rows appended so far as one IPC stream (schema message,
+// one record batch, end-of-stream marker) and resets the builders. The
+// result aliases an internal buffer that the next flush overwrites.
+func (w *rowWriter) flush() ([]byte, error) {
+	rec := w.rb.NewRecordBatch()
+	defer rec.Release()
+	w.rows = 0
+	w.out.Reset()
+	w.out.Write(w.schemaMsg)
+	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(w.alloc))
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: encoding a record batch: %w", err)
+	}
+	defer p.Release()
+	if _, err := p.WritePayload(&w.out); err != nil {
+		return nil, fmt.Errorf("arrowio: encoding a record batch: %w", err)
+	}
+	w.out.Write(eos)
+	return w.out.Bytes(), nil
+}
+
+// OutputBuilder builds the OUTPUT batches of one agent. It is reused across
+// batches: Append rows, Flush, repeat. Not safe for concurrent use.
+type OutputBuilder struct{ w *rowWriter }
+
+// NewOutputBuilder returns a builder for the output columns cols (see
+// OutputSchema). A nil alloc means a private PoolAllocator, so that
+// batch after batch reuses the same buffers.
+func NewOutputBuilder(cols []Column, alloc memory.Allocator) (*OutputBuilder, error) {
+	u, err := parseColumns(cols)
+	if err != nil {
+		return nil, err
+	}
+	s := arrow.NewSchema(u.arrowFields(fieldTS), nil)
+	return &OutputBuilder{w: newRowWriter(s, u, 1, alloc)}, nil
+}
+
+// Schema returns the output schema (`_ts` first).
+func (b *OutputBuilder) Schema() *arrow.Schema { return b.w.schema }
+
+// SchemaMessage returns the encoded schema message for READY's
+// output_schema. The caller must not modify it.
+func (b *OutputBuilder) SchemaMessage() []byte { return b.w.schemaMsg }
+
+// Columns returns the output columns with canonical Flink type names.
+func (b *OutputBuilder) Columns() []Column { return b.w.user.columns() }
+
+// Len returns the number of rows appended since the last Flush.
+func (b *OutputBuilder) Len() int { return b.w.rows }
+
+// Append adds one output row: its timestamp (hasTS false: null) and one
+// value per output column. Values are of the value domain (nil, bool,
+// int64, float64, string, []byte, []any, map[string]any) plus time.Time for
+// TIMESTAMP, TIMESTAMP_LTZ and DATE and an exact decimal string (or an
+// integer) for DECIMAL; other Go integer and float types are accepted where
+// they fit. A value that does not fit its column is an error wrapping
+// ErrValue that names the column, its type and the Go type; the row is then
+// not appended and the builder is unchanged.
+//
+// TIMESTAMP values are stored as t.UnixMicro() (the UTC wall clock, as
+// input rows deliver them); DATE values as the calendar date of t in t's
+// own location; sub-microsecond digits are dropped.
+func (b *OutputBuilder) Append(ts int64, hasTS bool, values []any) error {
+	if err := b.w.check(values); err != nil {
+		return err
+	}
+	b.w.appendTS(0, ts, hasTS)
+	b.w.appendUser(values)
+	return nil
+}
+
+// Flush returns the rows appended since the last Flush as one IPC stream,
+// the payload of an OUTPUT frame, and resets the builder. The bytes alias
+// an internal buffer: they are valid until the next Flush.
+func (b *OutputBuilder) Flush() ([]byte, error) { return b.w.flush() }
+
+// Release frees the builder's memory. The builder must not be used after.
+func (b *OutputBuilder) Release() { b.w.rb.Release() }
+
+// InputBuilder builds DATA batches the way the JVM operator does. It exists
+// for tests, benchmarks and tools; the runtime only decodes DATA. Not safe
+// for concurrent use.
+type InputBuilder struct{ w *rowWriter }
+
+// NewInputBuilder returns a builder for input batches with user columns
+// cols (see InputSchemaFor). A nil alloc means a private PoolAllocator.
+func NewInputBuilder(cols []Column, alloc memory.Allocator) (*InputBuilder, error) {
+	u, err := parseColumns(cols)
+	if err != nil {
+		return nil, err
+	}
+	s := arrow.NewSchema(u.arrowFields(fieldKeyGroup, fieldKey, fieldTS), nil)
+	return &InputBuilder{w: newRowWriter(s, u, 3, alloc)}, nil
+}
+
+// Schema returns the input schema (fixed columns first).
+func (b *InputBuilder) Schema() *arrow.Schema { return b.w.schema }
+
+// SchemaMessage returns the encoded schema message for OPEN's
+// input_schema. The caller must not modify it.
+func (b *InputBuilder) SchemaMessage() []byte { return b.w.schemaMsg }
+
+// Len returns the number of rows appended since the last Flush.
+func (b *InputBuilder) Len() int { return b.w.rows }
+
+// Append adds one input row; values are as in OutputBuilder.Append.
+func (b *InputBuilder) Append(keyGroup int32, key []byte, ts int64, hasTS bool, values []any) error {
+	if err := b.w.check(values); err != nil {
+		return err
+	}
+	b.w.rb.Field(0).(*array.Int32Builder).Append(keyGroup)
+	b.w.rb.Field(1).(*array.BinaryBuilder).Append(key)
+	b.w.appendTS(2, ts, hasTS)
+	b.w.appendUser(values)
+	return nil
+}
+
+// Flush returns the rows appended since the last Flush as one IPC stream,
+// the payload of a DATA frame; valid until the next Flush.
+func (b *InputBuilder) Flush() ([]byte, error) { return b.w.flush() }
+
+// Release frees the builder's memory.
+func (b *InputBuilder) Release() { b.w.rb.Release() }

@@ -54,7 +54,7 @@ java-test: agent
 	cd java-shim && $(MVN) verify -Pit -Dflinkgo.binary=$(AGENT)
 
 demo: agent shim
-	cd java-shim && $(MVN) -Pdemo exec:java -Dflinkgo.binary=$(AGENT)
+	cd java-shim && $(MVN) -Pdemo test-compile exec:exec -Dflinkgo.binary=$(AGENT)
 
 bench: agent
 	benchmarks/run.sh

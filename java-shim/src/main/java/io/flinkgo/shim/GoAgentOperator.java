@@ -1,0 +1,546 @@
+package io.flinkgo.shim;
+
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
+import org.apache.flink.types.Row;
+
+import io.flinkgo.shim.arrow.BatchWriter;
+import io.flinkgo.shim.arrow.OutputReader;
+import io.flinkgo.shim.arrow.SchemaIO;
+import io.flinkgo.shim.arrow.TypeMapping;
+import io.flinkgo.shim.runtime.GoProcessException;
+import io.flinkgo.shim.runtime.GoSession;
+import io.flinkgo.shim.runtime.RawSections;
+import io.flinkgo.shim.wire.ErrorCode;
+import io.flinkgo.shim.wire.Frame;
+import io.flinkgo.shim.wire.FrameType;
+import io.flinkgo.shim.wire.Frames;
+import io.flinkgo.shim.wire.Messages;
+import io.flinkgo.shim.wire.ProtocolException;
+
+/**
+ * Runs a flinkgo agent in a Go process next to this subtask: keyed records go out as Arrow
+ * batches, outputs, watermarks and snapshots come back (docs/java-shim.md, docs/protocol.md).
+ *
+ * <p>Threads: only the task thread touches {@code output}, state, the Arrow batch and the
+ * socket's write side. The session's reader thread hands every frame to the mailbox as a named
+ * mail, in arrival order; so "every OUTPUT before SNAPSHOT(n) is emitted before the barrier"
+ * and "a watermark is emitted after the outputs acknowledged before it" hold by FIFO order.
+ * Waiting (credit, SNAPSHOT, END_ACK) is {@code mailboxExecutor.yield()}, never a blocking
+ * wait, so outputs keep flowing while the operator waits.
+ *
+ * <p>Design note: the Go process lives from {@code initializeState} to {@code close}, not to
+ * {@code finish}: after {@code finish} Flink can still take a final checkpoint, and its
+ * snapshot has to come from Go.
+ */
+public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
+        implements OneInputStreamOperator<IN, Row>, BoundedOneInput {
+    private static final long serialVersionUID = 1L;
+
+    /** Name of the union list state holding every subtask's recovery marker. */
+    public static final String MARKER_STATE = "flinkgo-recovery-marker";
+
+    private final GoAgentSpec spec;
+    private final transient MailboxExecutor mailbox;
+
+    // Options, read once.
+    private transient int batchRows;
+    private transient long batchBytes;
+    private transient long batchTimeoutMs;
+    private transient int maxFrame;
+    private transient long barrierTimeoutMs;
+    private transient long endTimeoutMs;
+
+    // Keys.
+    private transient TypeSerializer<Object> keySerializer;
+    private transient DataOutputSerializer keyBytes;
+    private transient int maxParallelism;
+    private transient KeyGroupRange keyGroups;
+
+    // Arrow and the Go session.
+    private transient BufferAllocator allocator;
+    private transient BatchWriter batch;
+    private transient OutputReader outputs;
+    private transient ExposedBuffer frameBuffer;
+    private transient GoSession session;
+    private transient ListState<byte[]> markerState;
+    private transient StreamRecord<Row> outRecord;
+
+    // Protocol state (task thread only).
+    private transient long credit;
+    private transient long batchEpoch;
+    private transient ArrayDeque<Long> pendingWatermarks;
+    private transient PendingSnapshot snapshotInFlight;
+    private transient Map<Long, PendingSnapshot> snapshotsReady;
+    private transient boolean endAcked;
+    private transient Exception failure;
+    private transient boolean closed;
+
+    GoAgentOperator(StreamOperatorParameters<Row> parameters, GoAgentSpec spec) {
+        super(parameters);
+        this.spec = spec;
+        this.mailbox = parameters.getMailboxExecutor();
+    }
+
+    // ---- lifecycle, in call order -------------------------------------------------------
+
+    @Override
+    protected boolean isUsingCustomRawKeyedState() {
+        // The sections go to raw keyed state; Flink must not put legacy timers there.
+        return true;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        GoAgentConfig cfg = spec.config;
+        batchRows = cfg.get(GoAgentOptions.GO_BATCH_SIZE);
+        batchBytes = cfg.get(GoAgentOptions.GO_BATCH_BYTES);
+        batchTimeoutMs = cfg.get(GoAgentOptions.GO_BATCH_TIMEOUT_MS);
+        maxFrame = (int) (long) cfg.get(GoAgentOptions.GO_MAX_FRAME_BYTES);
+        barrierTimeoutMs = cfg.get(GoAgentOptions.GO_BARRIER_TIMEOUT_MS);
+        endTimeoutMs = cfg.get(GoAgentOptions.GO_END_TIMEOUT_MS);
+
+        if (getKeyedStateBackend() == null) {
+            throw new IllegalStateException("a Go agent operator needs a keyed input (use GoAgents.connect on a KeyedStream)");
+        }
+        @SuppressWarnings("unchecked")
+        TypeSerializer<Object> ks = (TypeSerializer<Object>) getKeyedStateBackend().getKeySerializer();
+        keySerializer = ks.duplicate();
+        keyBytes = new DataOutputSerializer(64);
+        TaskInfo task = getRuntimeContext().getTaskInfo();
+        maxParallelism = task.getMaxNumberOfParallelSubtasks();
+        keyGroups = KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+                maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask());
+
+        // Arrow buffers: one bounded root per subtask. A batch is flushed at go.batch.bytes and a
+        // frame is at most go.max.frame.bytes, so twice that covers vector growth by doubling.
+        long limit = 2L * maxFrame + (16L << 20);
+        allocator = new RootAllocator(limit);
+        batch = new BatchWriter(allocator, limit / 2, TypeMapping.inputFields(spec.inputType));
+        outputs = new OutputReader(allocator, limit / 2, spec.outputRowType());
+        frameBuffer = new ExposedBuffer((int) Math.min(batchBytes + (batchBytes >> 2), maxFrame));
+        outRecord = new StreamRecord<>(null);
+        pendingWatermarks = new ArrayDeque<>();
+        snapshotsReady = new HashMap<>();
+
+        markerState = context.getOperatorStateStore().getUnionListState(
+                new ListStateDescriptor<>(MARKER_STATE, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+        List<Messages.Restore> restores = new ArrayList<>();
+        List<byte[]> markers = new ArrayList<>();
+        if (context.isRestored()) {
+            for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
+                int kg = p.getKeyGroupId();
+                if (!keyGroups.contains(kg)) {
+                    continue;
+                }
+                byte[] section = RawSections.read(p.getStream(), kg);
+                if (section != null) {
+                    restores.add(new Messages.Restore(kg, section));
+                }
+            }
+            for (byte[] m : markerState.get()) {
+                if (m != null && m.length > 0) {
+                    markers.add(m);
+                }
+            }
+        }
+        startSession(restores, markers);
+    }
+
+    private void startSession(List<Messages.Restore> restores, List<byte[]> markers) throws Exception {
+        GoAgentConfig cfg = spec.config;
+        TaskInfo task = getRuntimeContext().getTaskInfo();
+        String binary = GoAgentSpec.resolveBinary(cfg.get(GoAgentOptions.GO_BINARY), getRuntimeContext().getDistributedCache());
+        Messages.Open open = new Messages.Open(
+                spec.agentName,
+                cfg.toWireOptions(),
+                getRuntimeContext().getJobInfo().getJobId().toHexString(),
+                getOperatorID().toHexString(),
+                task.getIndexOfThisSubtask(),
+                task.getNumberOfParallelSubtasks(),
+                maxParallelism,
+                keyGroups.getStartKeyGroup(),
+                keyGroups.getEndKeyGroup(),
+                task.getAttemptNumber(),
+                batch.schemaBytes(),
+                maxFrame);
+        String prefix = "[" + task.getTaskNameWithSubtasks() + "]";
+        session = GoSession.start(new GoSession.StartSpec(
+                binary, prefix, Path.of(System.getProperty("java.io.tmpdir")), open, restores, markers,
+                cfg.get(GoAgentOptions.GO_STARTUP_TIMEOUT_MS), cfg.get(GoAgentOptions.GO_MEMORY_LIMIT)));
+        try {
+            outputs.checkSchema(SchemaIO.fromBytes(session.ready().outputSchema()));
+        } catch (ProtocolException e) {
+            session.sendError(e.code(), e.detail());
+            throw session.failure(e.getMessage(), e);
+        }
+        credit = session.ready().credit();
+        session.startReader(
+                f -> postMail(() -> onFrame(f), "flinkgo " + f.type()),
+                t -> postMail(() -> onConnectionEnd(t), "flinkgo connection ended"));
+    }
+
+    private void postMail(org.apache.flink.util.function.ThrowingRunnable<? extends Exception> mail, String name) {
+        try {
+            mailbox.execute(mail, name);
+        } catch (RuntimeException e) {
+            // The mailbox is closed: the task is shutting down and no longer needs the frame.
+            LOG.debug("dropping {}: {}", name, e.toString());
+        }
+    }
+
+    @Override
+    public void processElement(StreamRecord<IN> element) throws Exception {
+        checkFailure();
+        while (credit <= 0) {
+            // Out of credit: Go holds a full window. Outputs and CREDIT arrive as mails.
+            mailbox.yield();
+            checkFailure();
+        }
+        Object key = getCurrentKey();
+        keyBytes.clear();
+        keySerializer.serialize(key, keyBytes);
+        int kg = KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
+        batch.append(kg, keyBytes.getCopyOfBuffer(), element.hasTimestamp(), element.getTimestamp(), element.getValue());
+        credit--;
+        if (batch.rows() >= batchRows || batch.bytes() >= batchBytes || credit <= 0 || batchTimeoutMs == 0) {
+            flush();
+        } else if (batch.rows() == 1) {
+            scheduleBatchTimeout();
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        // Held until Go has finished every input before it (WM_ACK); see onFrame.
+        checkFailure();
+        flush();
+        pendingWatermarks.addLast(mark.getTimestamp());
+        send(FrameType.WATERMARK, new Messages.WatermarkTs(mark.getTimestamp()).encode());
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        super.prepareSnapshotPreBarrier(checkpointId);
+        checkFailure();
+        flush();
+        PendingSnapshot p = new PendingSnapshot(checkpointId);
+        snapshotInFlight = p;
+        send(FrameType.BARRIER, new Messages.CheckpointId(checkpointId).encode());
+        // Every OUTPUT before SNAPSHOT(n) is emitted by the mails that run while we wait.
+        await(() -> p.complete, barrierTimeoutMs, "SNAPSHOT for checkpoint " + checkpointId, "go.barrier.timeout.ms");
+        snapshotInFlight = null;
+        snapshotsReady.put(checkpointId, p);
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        PendingSnapshot p = snapshotsReady.remove(context.getCheckpointId());
+        // Older ones belong to checkpoints that were abandoned without an abort notification.
+        snapshotsReady.keySet().removeIf(id -> id < context.getCheckpointId());
+        if (p == null) {
+            throw new IllegalStateException("no snapshot from the Go process for checkpoint " + context.getCheckpointId()
+                    + " (prepareSnapshotPreBarrier did not complete)");
+        }
+        KeyedStateCheckpointOutputStream raw = context.getRawKeyedOperatorStateOutput();
+        OutputStream out = new BufferedOutputStream(raw, 1 << 16);
+        for (int kg = keyGroups.getStartKeyGroup(); kg <= keyGroups.getEndKeyGroup(); kg++) {
+            out.flush();
+            raw.startNewKeyGroup(kg);
+            RawSections.write(out, p.sections.get(kg));
+        }
+        out.flush(); // never close: Flink owns the raw stream
+        markerState.update(List.of(p.marker));
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        sendBestEffort(FrameType.CHECKPOINT_COMPLETE, checkpointId);
+    }
+
+    @Override
+    public void notifyCheckpointAborted(long checkpointId) throws Exception {
+        super.notifyCheckpointAborted(checkpointId);
+        snapshotsReady.remove(checkpointId);
+        sendBestEffort(FrameType.CHECKPOINT_ABORTED, checkpointId);
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        checkFailure();
+        flush();
+        send(FrameType.END_INPUT, Messages.empty());
+        await(() -> endAcked, endTimeoutMs, "END_ACK", "go.end.timeout.ms");
+    }
+
+    @Override
+    public void finish() throws Exception {
+        super.finish();
+        checkFailure();
+        flush();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (session != null) {
+                session.close(failure == null, spec.config.get(GoAgentOptions.GO_CLOSE_TIMEOUT_MS));
+            }
+        } finally {
+            closeArrow();
+            super.close();
+        }
+    }
+
+    private void closeArrow() {
+        try {
+            if (batch != null) {
+                batch.close();
+            }
+            if (outputs != null) {
+                outputs.close();
+            }
+            if (allocator != null) {
+                allocator.close();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("releasing Arrow buffers failed", e);
+        }
+    }
+
+    // ---- frames from Go (mails on the task thread) ---------------------------------------
+
+    private void onFrame(Frame f) throws Exception {
+        if (closed || failure != null) {
+            return;
+        }
+        switch (f.type()) {
+            case CREDIT:
+                credit += Messages.Credit.decode(f.payload()).rows();
+                break;
+            case OUTPUT:
+                outputs.read(f.payload(), (ts, row) -> {
+                    if (ts == null) {
+                        outRecord.replace(row);
+                        outRecord.eraseTimestamp();
+                    } else {
+                        outRecord.replace(row, ts);
+                    }
+                    output.collect(outRecord);
+                });
+                break;
+            case WM_ACK:
+                onWatermarkAck(Messages.WatermarkTs.decode(FrameType.WM_ACK, f.payload()).ts());
+                break;
+            case SNAPSHOT:
+                onSnapshot(Messages.Snapshot.decode(f.payload()));
+                break;
+            case END_ACK:
+                Messages.decodeEmpty(FrameType.END_ACK, f.payload());
+                endAcked = true;
+                break;
+            case ERROR:
+                Messages.Error e = Messages.Error.decode(f.payload());
+                throw fail(session.failure("it reported " + e.code() + ": " + e.message(), null));
+            default:
+                throw protocolViolation(new ProtocolException(ErrorCode.UNEXPECTED_FRAME,
+                        f.type() + " is not sent by the Go process after READY"));
+        }
+    }
+
+    private void onWatermarkAck(long ts) throws Exception {
+        if (!pendingWatermarks.contains(ts)) {
+            throw protocolViolation(new ProtocolException(ErrorCode.UNEXPECTED_FRAME,
+                    "WM_ACK(" + ts + ") for a watermark that was not sent or was already acknowledged; pending "
+                            + pendingWatermarks));
+        }
+        while (pendingWatermarks.peekFirst() != ts) {
+            pendingWatermarks.removeFirst(); // acknowledged implicitly by a later one
+        }
+        pendingWatermarks.removeFirst();
+        output.emitWatermark(new Watermark(ts));
+    }
+
+    private void onSnapshot(Messages.Snapshot s) throws Exception {
+        PendingSnapshot p = snapshotInFlight;
+        if (p == null || p.checkpointId != s.checkpointId() || p.complete) {
+            throw protocolViolation(new ProtocolException(ErrorCode.UNEXPECTED_FRAME,
+                    "SNAPSHOT for checkpoint " + s.checkpointId() + " while "
+                            + (p == null ? "no barrier is pending" : "the pending barrier is for checkpoint " + p.checkpointId)));
+        }
+        for (Messages.Section sec : s.sections()) {
+            if (!keyGroups.contains(sec.keyGroup())) {
+                throw protocolViolation(new ProtocolException(ErrorCode.MALFORMED_FRAME,
+                        "SNAPSHOT section for key group " + sec.keyGroup() + " outside this subtask's range " + keyGroups));
+            }
+            if (p.sections.put(sec.keyGroup(), sec.section()) != null) {
+                throw protocolViolation(new ProtocolException(ErrorCode.MALFORMED_FRAME,
+                        "SNAPSHOT has two sections for key group " + sec.keyGroup()));
+            }
+        }
+        if (s.last()) {
+            p.marker = s.marker();
+            p.complete = true;
+        }
+    }
+
+    private void onConnectionEnd(Throwable t) throws Exception {
+        if (closed || failure != null || session.isClosing()) {
+            return;
+        }
+        if (t instanceof ProtocolException) {
+            throw protocolViolation((ProtocolException) t);
+        }
+        String what = t == null ? "it closed the connection unexpectedly (end of stream)" : "the connection failed: " + t;
+        throw fail(session.failure(what, t));
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    /** Sends the current batch, if any, as one DATA frame. */
+    private void flush() throws Exception {
+        if (batch.rows() == 0) {
+            return;
+        }
+        batchEpoch++;
+        frameBuffer.reset();
+        int rows = batch.finish(frameBuffer);
+        if (frameBuffer.size() + 1L > maxFrame) {
+            throw fail(new IllegalStateException("a batch of " + rows + " rows encodes to " + frameBuffer.size()
+                    + " bytes, above go.max.frame.bytes=" + maxFrame + "; lower go.batch.size or go.batch.bytes"));
+        }
+        send(FrameType.DATA, frameBuffer.array(), frameBuffer.size());
+    }
+
+    private void scheduleBatchTimeout() {
+        long epoch = batchEpoch;
+        ProcessingTimeService time = getProcessingTimeService();
+        time.registerTimer(time.getCurrentProcessingTime() + batchTimeoutMs, ts -> {
+            if (epoch == batchEpoch && !closed && failure == null) {
+                flush();
+            }
+        });
+    }
+
+    /** Yields to the mailbox until {@code done}, failing on a Go failure or after the timeout. */
+    private void await(BooleanSupplier done, long timeoutMs, String what, String option) throws Exception {
+        ProcessingTimeService time = getProcessingTimeService();
+        long deadline = time.getCurrentProcessingTime() + timeoutMs;
+        // A no-op timer wakes the yield below at the deadline if Go sends nothing.
+        time.registerTimer(deadline, ts -> { });
+        while (!done.getAsBoolean()) {
+            checkFailure();
+            if (time.getCurrentProcessingTime() >= deadline) {
+                session.process().kill();
+                throw fail(session.failure("no " + what + " within " + timeoutMs + " ms (" + option
+                        + "); the process is considered hung and was killed", null));
+            }
+            mailbox.yield();
+        }
+    }
+
+    private void send(FrameType type, byte[] payload) throws Exception {
+        send(type, payload, payload.length);
+    }
+
+    private void send(FrameType type, byte[] payload, int len) throws Exception {
+        try {
+            session.channel().send(type, payload, 0, len);
+        } catch (IOException e) {
+            throw fail(session.failure("sending " + type + " failed: " + e, e));
+        }
+    }
+
+    private void sendBestEffort(FrameType type, long checkpointId) {
+        if (session == null || closed || failure != null) {
+            return;
+        }
+        try {
+            session.channel().send(type, new Messages.CheckpointId(checkpointId).encode());
+        } catch (IOException e) {
+            LOG.info("{}({}) not delivered to the Go process: {}", type, checkpointId, e.toString());
+        }
+    }
+
+    private Exception protocolViolation(ProtocolException e) {
+        session.sendError(e.code(), e.detail());
+        return fail(session.failure("protocol violation: " + e.getMessage(), e));
+    }
+
+    private Exception fail(Exception e) {
+        if (failure == null) {
+            failure = e;
+        }
+        return e;
+    }
+
+    private void checkFailure() throws Exception {
+        if (failure != null) {
+            throw failure instanceof GoProcessException
+                    ? new GoProcessException(failure.getMessage(), failure)
+                    : failure;
+        }
+    }
+
+    /** A SNAPSHOT being assembled from its frames. */
+    private static final class PendingSnapshot {
+        final long checkpointId;
+        final Map<Integer, byte[]> sections = new HashMap<>();
+        byte[] marker;
+        boolean complete;
+
+        PendingSnapshot(long checkpointId) {
+            this.checkpointId = checkpointId;
+        }
+    }
+
+    /** A reusable buffer whose bytes can be written without a copy. */
+    private static final class ExposedBuffer extends ByteArrayOutputStream {
+        ExposedBuffer(int size) {
+            super(Math.max(size, Frames.HEADER_BYTES));
+        }
+
+        byte[] array() {
+            return buf;
+        }
+    }
+}

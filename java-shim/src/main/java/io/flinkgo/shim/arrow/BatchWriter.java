@@ -1,0 +1,170 @@
+package io.flinkgo.shim.arrow;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Builds DATA batches: {@code _key_group} int32, {@code _key} binary, {@code _ts} int64
+ * nullable, then the user columns (protocol.md, "Input batch schema").
+ *
+ * <p>Vectors are created once and reused between batches ({@code reset} keeps their buffers),
+ * so steady-state batching allocates nothing. All buffers come from a child allocator with a
+ * limit; a batch that would exceed it fails with Arrow's OutOfMemoryException instead of
+ * growing the JVM's direct memory without bound. Task thread only.
+ */
+public final class BatchWriter implements AutoCloseable {
+    public static final String KEY_GROUP = "_key_group";
+    public static final String KEY = "_key";
+    public static final String TS = "_ts";
+
+    private final BufferAllocator allocator;
+    private final VectorSchemaRoot root;
+    private final IntVector keyGroups;
+    private final VarBinaryVector keys;
+    private final BigIntVector timestamps;
+    private final ValueWriter[] columns;
+    private final List<TypeMapping.InputField> fields;
+    private final byte[] schemaBytes;
+    private int rows;
+    private long bytes;
+
+    /**
+     * @param parent the allocator to take a child from
+     * @param limit the most bytes the batch vectors may hold
+     * @param fields the user columns, from {@link TypeMapping#inputFields}
+     */
+    public BatchWriter(BufferAllocator parent, long limit, List<TypeMapping.InputField> fields) {
+        this.fields = List.copyOf(fields);
+        this.allocator = parent.newChildAllocator("flinkgo-batch-writer", 0, limit);
+        Schema schema = inputSchema(fields);
+        this.schemaBytes = SchemaIO.toBytes(schema);
+        this.root = VectorSchemaRoot.create(schema, allocator);
+        this.keyGroups = (IntVector) root.getVector(KEY_GROUP);
+        this.keys = (VarBinaryVector) root.getVector(KEY);
+        this.timestamps = (BigIntVector) root.getVector(TS);
+        this.columns = new ValueWriter[fields.size()];
+        for (int i = 0; i < columns.length; i++) {
+            columns[i] = ValueWriter.create(fields.get(i), root.getVector(i + 3));
+        }
+    }
+
+    /** The input schema: the three system columns, then the user columns. */
+    public static Schema inputSchema(List<TypeMapping.InputField> fields) {
+        List<Field> all = new ArrayList<>();
+        all.add(new Field(KEY_GROUP, FieldType.notNullable(new ArrowType.Int(32, true)), null));
+        all.add(new Field(KEY, FieldType.notNullable(ArrowType.Binary.INSTANCE), null));
+        all.add(new Field(TS, FieldType.nullable(new ArrowType.Int(64, true)), null));
+        for (TypeMapping.InputField f : fields) {
+            all.add(f.type.toArrowField(f.name));
+        }
+        return new Schema(all);
+    }
+
+    /** The input schema as an IPC schema message (OPEN {@code input_schema}). */
+    public byte[] schemaBytes() {
+        return schemaBytes.clone();
+    }
+
+    /**
+     * Appends one record.
+     *
+     * @param hasTimestamp false writes a null {@code _ts}
+     * @param record a Row or a POJO of the input type
+     * @throws IllegalArgumentException if a value does not fit its column (names the field)
+     */
+    public void append(int keyGroup, byte[] key, boolean hasTimestamp, long timestamp, Object record) {
+        int i = rows;
+        keyGroups.setSafe(i, keyGroup);
+        keys.setSafe(i, key);
+        long b = 4 + key.length + 4 + 9;
+        if (hasTimestamp) {
+            timestamps.setSafe(i, timestamp);
+        } else {
+            timestamps.setNull(i);
+        }
+        for (ValueWriter w : columns) {
+            b += w.write(i, w.field.getter.get(record));
+        }
+        rows = i + 1;
+        bytes += b;
+    }
+
+    /** Rows in the current batch. */
+    public int rows() {
+        return rows;
+    }
+
+    /** Approximate encoded bytes of the current batch. */
+    public long bytes() {
+        return bytes;
+    }
+
+    /**
+     * Writes the current batch as one Arrow IPC stream (schema, one record batch, end-of-stream)
+     * to {@code out} and starts a new, empty batch.
+     *
+     * @return the number of rows written
+     */
+    public int finish(OutputStream out) throws IOException {
+        int n = rows;
+        root.setRowCount(n);
+        // The writer closes its stream when closed; the caller's stream must stay open.
+        OutputStream keepOpen = new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                out.write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                out.write(b, off, len);
+            }
+        };
+        try (ArrowStreamWriter w = new ArrowStreamWriter(root, null, keepOpen)) {
+            w.start();
+            w.writeBatch();
+            w.end();
+        }
+        reset();
+        return n;
+    }
+
+    /** Drops the current batch (after a failure). */
+    public void reset() {
+        for (FieldVector v : root.getFieldVectors()) {
+            v.reset();
+        }
+        root.setRowCount(0);
+        rows = 0;
+        bytes = 0;
+    }
+
+    /** Bytes currently allocated by the batch vectors. */
+    public long allocatedBytes() {
+        return allocator.getAllocatedMemory();
+    }
+
+    public List<TypeMapping.InputField> fields() {
+        return fields;
+    }
+
+    @Override
+    public void close() {
+        root.close();
+        allocator.close();
+    }
+}

@@ -1,0 +1,90 @@
+package io.flinkgo.shim.runtime;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+import io.flinkgo.shim.wire.Frame;
+import io.flinkgo.shim.wire.FrameType;
+import io.flinkgo.shim.wire.Frames;
+
+/**
+ * A connected socket as a frame reader (one thread) and a frame writer (another thread).
+ *
+ * <p>Design note: {@code Channels.newInputStream/newOutputStream} on a socket channel take the
+ * channel's blocking lock for every read and write, so a reader blocked in {@code read} would
+ * stall every write; these streams call the channel directly, which allows one concurrent reader
+ * and one writer.
+ */
+public final class Channel implements AutoCloseable {
+    private final SocketChannel ch;
+    private final InputStream in;
+    private final OutputStream out;
+    private final int maxFrame;
+
+    public Channel(SocketChannel ch, int maxFrame) {
+        this.ch = ch;
+        this.maxFrame = maxFrame;
+        this.in = new BufferedInputStream(new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xFF;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (len == 0) {
+                    return 0;
+                }
+                return ch.read(ByteBuffer.wrap(b, off, len));
+            }
+        }, 1 << 16);
+        this.out = new BufferedOutputStream(new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+            }
+        }, 1 << 16);
+    }
+
+    /** Reads one frame (reader thread); null at a clean end of stream. */
+    public Frame read() throws IOException {
+        return Frames.read(in, maxFrame);
+    }
+
+    /** Writes and flushes one frame (task thread). */
+    public void send(FrameType type, byte[] payload) throws IOException {
+        Frames.write(out, type, payload);
+        out.flush();
+    }
+
+    /** Writes one frame from a header and a payload slice, then flushes (task thread). */
+    public void send(FrameType type, byte[] payload, int off, int len) throws IOException {
+        Frames.write(out, type, payload, off, len);
+        out.flush();
+    }
+
+    public boolean isOpen() {
+        return ch.isOpen();
+    }
+
+    /** Closes the socket; a blocked reader gets an exception or end of stream. Idempotent. */
+    @Override
+    public void close() throws IOException {
+        ch.close();
+    }
+}

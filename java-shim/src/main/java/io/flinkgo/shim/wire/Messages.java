@@ -1,0 +1,256 @@
+package io.flinkgo.shim.wire;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.msgpack.value.Value;
+
+/**
+ * The control frames of wire protocol v1, one record per frame type, each with a canonical
+ * {@code encode()} (keys in protocol.md's order, shortest integer/string/binary forms, the
+ * {@code options} map of OPEN sorted by key) and a {@code decode(byte[])} that accepts any
+ * integer width, ignores unknown keys and rejects missing required keys with
+ * {@code malformed_frame}.
+ */
+public final class Messages {
+    private Messages() {}
+
+    /** Go→JVM: the first frame. */
+    public record Hello(long version, String token, String runtime, List<String> agents) {
+        public byte[] encode() {
+            MsgMap.Writer w = new MsgMap.Writer(4)
+                    .putLong("version", version)
+                    .putString("token", token)
+                    .putString("runtime", runtime)
+                    .key("agents")
+                    .arrayHeader(agents.size());
+            agents.forEach(w::string);
+            return w.toByteArray();
+        }
+
+        public static Hello decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.HELLO, payload);
+            return new Hello(m.getLong("version"), m.getString("token"), m.getString("runtime"), m.getStringList("agents"));
+        }
+    }
+
+    /** JVM→Go: everything the Go process needs to start the agent. {@code maxFrame} 0 = absent. */
+    public record Open(
+            String agent,
+            Map<String, String> options,
+            String jobId,
+            String operatorId,
+            int subtask,
+            int parallelism,
+            int maxParallelism,
+            int keyGroupStart,
+            int keyGroupEnd,
+            int attempt,
+            byte[] inputSchema,
+            long maxFrame) {
+        public byte[] encode() {
+            MsgMap.Writer w = new MsgMap.Writer(maxFrame > 0 ? 12 : 11).putString("agent", agent);
+            // Sorted by UTF-8 bytes (= code point order; String.compareTo is UTF-16 order) so that
+            // identical OPENs are byte-identical on both sides.
+            Map<String, String> sorted = new TreeMap<>(Messages::compareCodePoints);
+            sorted.putAll(options);
+            w.key("options").mapHeader(sorted.size());
+            sorted.forEach((k, v) -> w.string(k).string(v));
+            w.putString("job_id", jobId)
+                    .putString("operator_id", operatorId)
+                    .putLong("subtask", subtask)
+                    .putLong("parallelism", parallelism)
+                    .putLong("max_parallelism", maxParallelism)
+                    .putLong("key_group_start", keyGroupStart)
+                    .putLong("key_group_end", keyGroupEnd)
+                    .putLong("attempt", attempt)
+                    .putBinary("input_schema", inputSchema);
+            if (maxFrame > 0) {
+                w.putLong("max_frame", maxFrame);
+            }
+            return w.toByteArray();
+        }
+
+        public static Open decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.OPEN, payload);
+            return new Open(
+                    m.getString("agent"),
+                    m.getStringMap("options"),
+                    m.getString("job_id"),
+                    m.getString("operator_id"),
+                    m.getInt("subtask"),
+                    m.getInt("parallelism"),
+                    m.getInt("max_parallelism"),
+                    m.getInt("key_group_start"),
+                    m.getInt("key_group_end"),
+                    m.getInt("attempt"),
+                    m.getBinary("input_schema"),
+                    m.has("max_frame") ? m.getLong("max_frame") : 0L);
+        }
+    }
+
+    /** JVM→Go: the stored section of one key group. */
+    public record Restore(int keyGroup, byte[] section) {
+        public byte[] encode() {
+            return new MsgMap.Writer(2).putLong("key_group", keyGroup).putBinary("section", section).toByteArray();
+        }
+
+        public static Restore decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.RESTORE, payload);
+            return new Restore(m.getInt("key_group"), m.getBinary("section"));
+        }
+    }
+
+    /** JVM→Go: all recovery markers of the union state (possibly none). */
+    public record RestoreDone(List<byte[]> markers) {
+        public byte[] encode() {
+            MsgMap.Writer w = new MsgMap.Writer(1).key("markers").arrayHeader(markers.size());
+            markers.forEach(w::binary);
+            return w.toByteArray();
+        }
+
+        public static RestoreDone decode(byte[] payload) throws ProtocolException {
+            return new RestoreDone(MsgMap.parse(FrameType.RESTORE_DONE, payload).getBinaryList("markers"));
+        }
+    }
+
+    /** Go→JVM: restore finished; the output schema and the initial credit. */
+    public record Ready(byte[] outputSchema, long credit) {
+        public byte[] encode() {
+            return new MsgMap.Writer(2).putBinary("output_schema", outputSchema).putLong("credit", credit).toByteArray();
+        }
+
+        public static Ready decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.READY, payload);
+            long credit = m.getLong("credit");
+            if (credit < 0) {
+                throw MsgMap.malformed("READY", "negative credit " + credit);
+            }
+            return new Ready(m.getBinary("output_schema"), credit);
+        }
+    }
+
+    /** Go→JVM: additional rows the JVM may send. */
+    public record Credit(long rows) {
+        public byte[] encode() {
+            return new MsgMap.Writer(1).putLong("rows", rows).toByteArray();
+        }
+
+        public static Credit decode(byte[] payload) throws ProtocolException {
+            long rows = MsgMap.parse(FrameType.CREDIT, payload).getLong("rows");
+            if (rows < 0) {
+                throw MsgMap.malformed("CREDIT", "negative rows " + rows);
+            }
+            return new Credit(rows);
+        }
+    }
+
+    /** JVM→Go (WATERMARK) and Go→JVM (WM_ACK): a watermark timestamp in ms. */
+    public record WatermarkTs(long ts) {
+        public byte[] encode() {
+            return new MsgMap.Writer(1).putLong("ts", ts).toByteArray();
+        }
+
+        public static WatermarkTs decode(FrameType type, byte[] payload) throws ProtocolException {
+            return new WatermarkTs(MsgMap.parse(type, payload).getLong("ts"));
+        }
+    }
+
+    /** BARRIER, CHECKPOINT_COMPLETE and CHECKPOINT_ABORTED: a checkpoint id. */
+    public record CheckpointId(long checkpointId) {
+        public byte[] encode() {
+            return new MsgMap.Writer(1).putLong("checkpoint_id", checkpointId).toByteArray();
+        }
+
+        public static CheckpointId decode(FrameType type, byte[] payload) throws ProtocolException {
+            return new CheckpointId(MsgMap.parse(type, payload).getLong("checkpoint_id"));
+        }
+    }
+
+    /** One key group's snapshot bytes inside a SNAPSHOT frame. */
+    public record Section(int keyGroup, byte[] section) {}
+
+    /**
+     * Go→JVM: (part of) the snapshot for a checkpoint. Only the last part ({@code last}) carries
+     * the marker; {@code marker} is {@code null} when absent.
+     */
+    public record Snapshot(long checkpointId, List<Section> sections, byte[] marker, boolean last) {
+        public byte[] encode() {
+            boolean withMarker = marker != null;
+            MsgMap.Writer w = new MsgMap.Writer(withMarker ? 4 : 3)
+                    .putLong("checkpoint_id", checkpointId)
+                    .key("sections")
+                    .arrayHeader(sections.size());
+            for (Section s : sections) {
+                w.mapHeader(2).putLong("key_group", s.keyGroup()).putBinary("section", s.section());
+            }
+            if (withMarker) {
+                w.putBinary("marker", marker);
+            }
+            return w.putBool("last", last).toByteArray();
+        }
+
+        public static Snapshot decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.SNAPSHOT, payload);
+            List<Section> sections = new ArrayList<>();
+            for (Value v : m.getArray("sections")) {
+                MsgMap s = MsgMap.fromValue("SNAPSHOT section", v);
+                sections.add(new Section(s.getInt("key_group"), s.getBinary("section")));
+            }
+            boolean last = m.getBool("last");
+            byte[] marker = m.has("marker") ? m.getBinary("marker") : null;
+            if (last && marker == null) {
+                throw MsgMap.malformed("SNAPSHOT", "the last part of checkpoint " + m.getLong("checkpoint_id") + " carries no marker");
+            }
+            return new Snapshot(m.getLong("checkpoint_id"), Collections.unmodifiableList(sections), marker, last);
+        }
+    }
+
+    /** ERROR, either direction: then the sender closes. */
+    public record Error(String code, String message) {
+        public Error(ErrorCode code, String message) {
+            this(code.wire(), message);
+        }
+
+        public static Error of(ProtocolException e) {
+            return new Error(e.code(), e.detail());
+        }
+
+        public byte[] encode() {
+            return new MsgMap.Writer(2).putString("code", code).putString("message", message).toByteArray();
+        }
+
+        public static Error decode(byte[] payload) throws ProtocolException {
+            MsgMap m = MsgMap.parse(FrameType.ERROR, payload);
+            return new Error(m.getString("code"), m.getString("message"));
+        }
+    }
+
+    static int compareCodePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb);
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+
+    /** The payload of END_INPUT, END_ACK and CLOSE: an empty map. */
+    public static byte[] empty() {
+        return new byte[] {(byte) 0x80};
+    }
+
+    /** Checks that a frame that must carry {@code {}} carries a msgpack map (extra keys ignored). */
+    public static void decodeEmpty(FrameType type, byte[] payload) throws ProtocolException {
+        MsgMap.parse(type, payload);
+    }
+}

@@ -1,0 +1,234 @@
+package io.flinkgo.shim.arrow;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.types.Row;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.flinkgo.shim.wire.ProtocolException;
+
+class ArrowRoundTripTest {
+    private BufferAllocator root;
+
+    @BeforeEach
+    void setUp() {
+        root = new RootAllocator(64L << 20);
+    }
+
+    @AfterEach
+    void tearDown() {
+        root.close(); // fails the test if any buffer leaked
+    }
+
+    static Row sample(int i) {
+        return Row.of(i % 2 == 0, (byte) i, (short) (i * 100), i * 1000, (long) i << 40, 1.5f * i, 2.25 * i, "s" + i + "é",
+                new byte[] {(byte) i, 7}, new BigDecimal("12.5").add(BigDecimal.valueOf(i)),
+                LocalDateTime.of(2024, 1, 2, 3, 4, 5, 123_456_000), Instant.ofEpochSecond(1_700_000_000L + i, 999_000),
+                LocalDate.of(1969, 12, 31).plusDays(i), new String[] {"a", null, "c" + i}, List.of(1L, 2L, (long) i),
+                new Row[] {Row.of(i), null}, Row.of("n" + i, new String[] {"t"}));
+    }
+
+    static Row nulls() {
+        return new Row(17);
+    }
+
+    @Test
+    void inputBatchRoundTripsEveryType() throws Exception {
+        RowTypeInfo type = TypeMappingTest.allTypes();
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(type);
+        List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            rows.add(sample(i));
+        }
+        rows.add(nulls());
+        try (BatchWriter w = new BatchWriter(root, 16L << 20, fields)) {
+            for (int round = 0; round < 3; round++) { // vectors are reused between batches
+                for (int i = 0; i < rows.size(); i++) {
+                    w.append(i * 3, new byte[] {(byte) i}, i != 2, 1000L + i, rows.get(i));
+                }
+                assertEquals(rows.size(), w.rows());
+                assertTrue(w.bytes() > 0);
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                assertEquals(rows.size(), w.finish(out));
+                assertEquals(0, w.rows());
+                check(out.toByteArray(), fields, rows);
+            }
+        }
+    }
+
+    private void check(byte[] ipc, List<TypeMapping.InputField> fields, List<Row> rows) throws Exception {
+        try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(ipc), root)) {
+            VectorSchemaRoot v = r.getVectorSchemaRoot();
+            assertEquals(BatchWriter.inputSchema(fields), v.getSchema());
+            assertTrue(r.loadNextBatch());
+            assertEquals(rows.size(), v.getRowCount());
+            ColumnType rowType = TypeMapping.rowType(fields);
+            for (int i = 0; i < rows.size(); i++) {
+                assertEquals(i * 3, ((IntVector) v.getVector(0)).get(i));
+                assertArrayEquals(new byte[] {(byte) i}, ((VarBinaryVector) v.getVector(1)).get(i));
+                BigIntVector ts = (BigIntVector) v.getVector(2);
+                if (i == 2) {
+                    assertTrue(ts.isNull(i));
+                } else {
+                    assertEquals(1000L + i, ts.get(i));
+                }
+                Row want = rows.get(i);
+                for (int c = 0; c < fields.size(); c++) {
+                    Object got = ValueReader.create(rowType.fieldTypes().get(c), (FieldVector) v.getVector(c + 3)).read(i);
+                    Object exp = want.getField(c);
+                    if (exp instanceof BigDecimal) {
+                        exp = ((BigDecimal) exp).setScale(18);
+                    }
+                    if (exp instanceof List) {
+                        exp = ((List<?>) exp).toArray(new Long[0]);
+                    }
+                    assertEquals(Row.of(exp).toString(), Row.of(got).toString(), "row " + i + " column " + fields.get(c).name);
+                }
+            }
+            assertTrue(!r.loadNextBatch());
+        }
+    }
+
+    @Test
+    void decimalsAreNeverRounded() {
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(
+                org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"d"}, org.apache.flink.api.common.typeinfo.Types.BIG_DEC));
+        try (BatchWriter w = new BatchWriter(root, 1 << 20, fields)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> w.append(0, new byte[0], false, 0, Row.of(new BigDecimal("1e-19"))));
+            assertTrue(e.getMessage().contains("'d'") && e.getMessage().contains("rounded"), e.getMessage());
+            e = assertThrows(IllegalArgumentException.class,
+                    () -> w.append(0, new byte[0], false, 0, Row.of(new BigDecimal("1e21"))));
+            assertTrue(e.getMessage().contains("38 digits"), e.getMessage());
+            w.reset();
+        }
+    }
+
+    @Test
+    void aValueOfTheWrongClassNamesTheField() {
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(TypeMappingTest.allTypes());
+        Row bad = sample(1);
+        bad.setField(3, 5L); // i32 holds a Long
+        try (BatchWriter w = new BatchWriter(root, 1 << 20, fields)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> w.append(0, new byte[0], false, 0, bad));
+            assertTrue(e.getMessage().contains("'i32'") && e.getMessage().contains("java.lang.Long"), e.getMessage());
+            w.reset();
+        }
+    }
+
+    @Test
+    void pojoInput() throws Exception {
+        TypeMappingTest.Order o = new TypeMappingTest.Order();
+        o.customer = "c1";
+        o.amount = 9.5;
+        TypeMappingTest.Item it = new TypeMappingTest.Item();
+        it.sku = "x";
+        it.qty = 2;
+        o.items = new TypeMappingTest.Item[] {it};
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(TypeInformation.of(TypeMappingTest.Order.class));
+        try (BatchWriter w = new BatchWriter(root, 1 << 20, fields)) {
+            w.append(0, new byte[] {0}, true, 1000, o);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            w.finish(out);
+            check(out.toByteArray(), fields, List.of(Row.of(9.5, null, "c1", new Row[] {Row.of(2, "x")})));
+        }
+    }
+
+    /** Encodes rows of an output row type as an OUTPUT payload, as Go would. */
+    static byte[] outputStream(BufferAllocator alloc, ColumnType rowType, List<Long> ts, List<Row> rows) throws Exception {
+        List<TypeMapping.InputField> fields = TypeMapping.rowFields(rowType);
+        try (VectorSchemaRoot r = VectorSchemaRoot.create(OutputReader.outputSchema(rowType), alloc)) {
+            for (int i = 0; i < rows.size(); i++) {
+                BigIntVector t = (BigIntVector) r.getVector(0);
+                if (ts.get(i) == null) {
+                    t.setNull(i);
+                } else {
+                    t.setSafe(i, ts.get(i));
+                }
+                for (int c = 0; c < fields.size(); c++) {
+                    ValueWriter.create(fields.get(c), r.getVector(c + 1)).write(i, rows.get(i).getField(c));
+                }
+            }
+            r.setRowCount(rows.size());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (ArrowStreamWriter w = new ArrowStreamWriter(r, null, out)) {
+                w.start();
+                w.writeBatch();
+                w.end();
+            }
+            return out.toByteArray();
+        }
+    }
+
+    @Test
+    void outputBatchToRows() throws Exception {
+        ColumnType rowType = SqlTypeParser.parse(
+                "ROW<customer STRING, score DOUBLE, amount DECIMAL(10, 2), tags ARRAY<STRING>, at TIMESTAMP(6), d ROW<n BIGINT>>");
+        List<Row> rows = List.of(
+                Row.of("a", 0.5, new BigDecimal("12.50"), new String[] {"x"}, LocalDateTime.of(2020, 1, 1, 0, 0, 0, 1000), Row.of(3L)),
+                new Row(6));
+        byte[] ipc = outputStream(root, rowType, java.util.Arrays.asList(77L, null), rows);
+        List<Long> gotTs = new ArrayList<>();
+        List<Row> got = new ArrayList<>();
+        try (OutputReader r = new OutputReader(root, 1 << 20, rowType)) {
+            assertEquals(2, r.read(ipc, (ts, row) -> {
+                gotTs.add(ts);
+                got.add(row);
+            }));
+        }
+        assertEquals(77L, gotTs.get(0));
+        assertNull(gotTs.get(1));
+        assertEquals("a", got.get(0).getField("customer"));
+        assertEquals(new BigDecimal("12.50"), got.get(0).getField("amount"));
+        assertEquals(String[].class, got.get(0).getField("tags").getClass());
+        assertEquals(3L, ((Row) got.get(0).getField("d")).getField("n"));
+        assertEquals(rows.get(0).toString(), got.get(0).toString());
+        assertNull(got.get(1).getField(0));
+    }
+
+    @Test
+    void outputWithAnotherSchemaIsBadSchema() throws Exception {
+        ColumnType declared = SqlTypeParser.parse("ROW<customer STRING, score DOUBLE>");
+        ColumnType sent = SqlTypeParser.parse("ROW<customer STRING, score FLOAT>");
+        byte[] ipc = outputStream(root, sent, List.of(1L), List.of(Row.of("a", 1f)));
+        try (OutputReader r = new OutputReader(root, 1 << 20, declared)) {
+            ProtocolException e = assertThrows(ProtocolException.class, () -> r.read(ipc, (ts, row) -> { }));
+            assertTrue(e.getMessage().contains("bad_schema") && e.getMessage().contains("score"), e.getMessage());
+        }
+    }
+
+    @Test
+    void schemaBytesRoundTrip() throws Exception {
+        var fields = TypeMapping.inputFields(TypeMappingTest.allTypes());
+        var s = BatchWriter.inputSchema(fields);
+        assertEquals(s, SchemaIO.fromBytes(SchemaIO.toBytes(s)));
+        assertNull(SchemaIO.difference(s, SchemaIO.fromBytes(SchemaIO.toBytes(s))));
+    }
+}

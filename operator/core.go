@@ -344,12 +344,13 @@ func (c *Core) checkOutput(values []any) error {
 		return fmt.Errorf("operator: output row has %d values; agent %q declares %d output columns", len(values), c.ag.agent.Name, len(cols))
 	}
 	for i, v := range values {
-		name := fmt.Sprint(i)
-		if i < len(cols) {
-			name = cols[i].Name
-		}
-		n, err := normalizeRowValue(name, v)
+		n, err := normalizeRowValue("", v)
 		if err != nil {
+			name := fmt.Sprint(i)
+			if i < len(cols) {
+				name = cols[i].Name
+			}
+			_, err = normalizeRowValue(name, v) // again, for the column's name in the message
 			return fmt.Errorf("operator: output column: %w", err)
 		}
 		values[i] = n

@@ -67,7 +67,8 @@ func (in *pendingInput) toSnapshot() snapshot.Input {
 // A section for a key group outside the owned range, a duplicate key or an
 // action the agent no longer has is an error, and nothing is loaded.
 //
-// checkpointID is the checkpoint the sections come from (0 if unknown).
+// checkpointID is the checkpoint the sections come from: the largest
+// CheckpointID among the recovery markers handed over with them (0 if none).
 func (c *Core) Restore(checkpointID int64, sections []*snapshot.Section) error {
 	if c.table.Len() > 0 || c.stats.InputsReceived > 0 {
 		return fmt.Errorf("operator: Restore needs a fresh core; this one already holds %d keys", c.table.Len())

@@ -67,7 +67,7 @@ func (c *Core) Complete(res *Result) {
 	defer c.recycle(t)
 	switch {
 	case res.storeErr != nil:
-		c.fail(fmt.Errorf("operator: action-state store failed for action %q (key group %d, input %d): %w", t.act.Name, ks.kg, t.seq, res.storeErr))
+		c.fail(fmt.Errorf("%w for action %q (key group %d, input %d): %w", ErrStore, t.act.Name, ks.kg, t.seq, res.storeErr))
 	case res.err != nil:
 		c.onError(ks, t, res)
 	default:
@@ -189,7 +189,7 @@ func (c *Core) onError(ks *keyState, t *Task, res *Result) {
 			// replay after a restore ignores it the same way.
 			rec := &statestore.Record{Key: t.recordKey(), Status: statestore.StatusCompleted, Calls: res.calls}
 			if err := c.store.Put(rec); err != nil {
-				c.fail(fmt.Errorf("operator: action-state store: %w", err))
+				c.fail(fmt.Errorf("%w: %w", ErrStore, err))
 				return
 			}
 		}

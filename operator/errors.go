@@ -80,6 +80,8 @@ var (
 	ErrNotOwned = errors.New("operator: key group not owned by this subtask")
 	// ErrConfig: an option is missing or invalid.
 	ErrConfig = errors.New("operator: invalid configuration")
+	// ErrStore: the action-state store failed; the subtask must fail.
+	ErrStore = errors.New("operator: action-state store failed")
 	// ErrAgent: the agent definition is invalid.
 	ErrAgent = errors.New("operator: invalid agent")
 )

@@ -1,0 +1,203 @@
+package bridge
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flinkgo/flinkgo/arrowio"
+	"github.com/flinkgo/flinkgo/operator"
+)
+
+// cpuTime is the CPU time (user + system) of this process so far; it
+// includes the fake operator, which only writes prepared frames and reads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssKiB reads a memory figure (VmRSS, VmHWM) of this process from
+// /proc/self/status; 0 where there is no procfs.
+func rssKiB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// passAgent emits every input row as its output row.
+func passAgent() *operator.Agent {
+	return &operator.Agent{
+		Name: "pass",
+		Actions: []operator.Action{{Name: "pass", Listen: []string{operator.InputEventType},
+			Fn: func(ctx *operator.Context, ev *operator.Event) error {
+				in := ev.Input()
+				vals := make([]any, in.NumFields())
+				for i := range vals {
+					vals[i] = in.Value(i)
+				}
+				return ctx.SendEvent(operator.NewOutput(vals...))
+			}}},
+		Output: []operator.Column{{Name: "k", Type: "STRING"}, {Name: "n", Type: "BIGINT"}, {Name: "payload", Type: "STRING"}},
+	}
+}
+
+var passCols = []arrowio.Column{{Name: "k", Type: "STRING"}, {Name: "n", Type: "BIGINT"}, {Name: "payload", Type: "STRING"}}
+
+// BenchmarkServePassThrough measures rows/s through Serve over a real Unix
+// socket for a pass-through agent: 1024-row DATA batches of ~200-byte rows
+// in, OUTPUT batches out, credit honoured as the operator does. One op is
+// one batch. MB/s counts DATA bytes in plus OUTPUT bytes out (the
+// JVM→Go→JVM Arrow hop).
+func BenchmarkServePassThrough(b *testing.B) {
+	for _, threads := range []int{0, 64} {
+		name := "threads=default"
+		if threads > 0 {
+			name = fmt.Sprintf("threads=%d", threads)
+		}
+		b.Run(name, func(b *testing.B) { benchPass(b, threads) })
+	}
+}
+
+func benchPass(b *testing.B, threads int) {
+	const batchRows = 1024
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent()}}, passCols)
+	opts := map[string]string{}
+	if threads > 0 {
+		opts["num-async-threads"] = fmt.Sprint(threads)
+	}
+	rd := j.handshake(j.defaultOpen("pass", opts), nil, nil)
+
+	// Four distinct batches (different keys), reused round robin.
+	payload := strings.Repeat("x", 160)
+	var frames [][]byte
+	for f := 0; f < 4; f++ {
+		for i := 0; i < batchRows; i++ {
+			k := fmt.Sprintf("customer-%06d", f*batchRows+i)
+			if err := j.in.Append(int32(i%128), []byte(k), int64(i), true, []any{k, int64(i), payload}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p, err := j.in.Flush()
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = append(frames, append(AppendFrameHeader(nil, FrameData, len(p)), p...))
+	}
+	rowBytes := len(frames[0]) / batchRows
+
+	credits := make(chan int64, 1024)
+	result := make(chan [2]int64, 1) // OUTPUT bytes, OUTPUT frames
+	go func() {
+		var outBytes, outFrames int64
+		buf := make([]byte, 0, 1<<20)
+		for {
+			f, err := ReadFrame(j.br, 0, buf)
+			if err != nil {
+				close(credits)
+				result <- [2]int64{-1, 0}
+				return
+			}
+			if cap(f.Payload) > cap(buf) {
+				buf = f.Payload[:0]
+			}
+			switch f.Type {
+			case FrameOutput:
+				outBytes += int64(len(f.Payload) + FrameHeaderLen)
+				outFrames++
+			case FrameCredit:
+				m, _ := DecodeControl(f)
+				credits <- m.(*Credit).Rows
+			case FrameEndAck:
+				result <- [2]int64{outBytes, outFrames}
+				return
+			}
+		}
+	}()
+
+	cpu0 := cpuTime()
+	credit := rd.Credit
+	var inBytes int64
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		for credit < batchRows {
+			c, ok := <-credits
+			if !ok {
+				b.Fatal("connection ended")
+			}
+			credit += c
+		}
+		fr := frames[i%len(frames)]
+		j.writeRaw(fr)
+		inBytes += int64(len(fr))
+		credit -= batchRows
+	}
+	j.send(&EndInput{})
+	res := <-result
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	if res[0] < 0 {
+		b.Fatal("connection ended before END_ACK")
+	}
+	rows := float64(b.N) * batchRows
+	b.ReportMetric(rows/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(float64(inBytes+res[0])/elapsed.Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(rowBytes), "B/row-in")
+	b.ReportMetric(rows/float64(max(res[1], 1)), "rows/OUTPUT")
+	b.ReportMetric(float64(cpu.Nanoseconds())/rows, "cpu-ns/row")
+	b.ReportMetric(float64(rssKiB("VmRSS"))/1024, "rss-MiB")
+	b.ReportMetric(float64(rssKiB("VmHWM"))/1024, "peak-rss-MiB")
+	j.send(&Close{})
+	if err := j.wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCoreOnlyPass runs the same pass-through agent on the core
+// alone, synchronously, with rows that are not Arrow views: the cost the
+// bridge adds is the difference to BenchmarkServePassThrough's cpu-ns/row.
+func BenchmarkCoreOnlyPass(b *testing.B) {
+	cfg := operator.DefaultConfig()
+	cfg.MaxConcurrency = 64
+	c, err := operator.NewCore(passAgent(), cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := strings.Repeat("x", 160)
+	rows := make([]operator.FieldsRow, 1024)
+	keys := make([][]byte, 1024)
+	for i := range rows {
+		k := fmt.Sprintf("customer-%06d", i)
+		keys[i] = []byte(k)
+		rows[i] = operator.FieldsRow{{Name: "k", Value: k}, {Name: "n", Value: int64(i)}, {Name: "payload", Value: payload}}
+	}
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		for i := range rows {
+			_ = c.Input(int32(i%128), keys[i], 0, false, rows[i])
+		}
+		for c.HasReady() {
+			rd := c.Ready()
+			for _, t := range rd.Tasks {
+				c.Complete(t.Run())
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1024), "ns/row")
+}

@@ -1,0 +1,357 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/flinkgo/flinkgo/arrowio"
+	"github.com/flinkgo/flinkgo/operator"
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// closeTimeout bounds how long a graceful stop waits for the writer to send
+// what was produced to a peer that does not read.
+const closeTimeout = 10 * time.Second
+
+// batchRef counts the rows of a DATA batch the core still holds.
+// Core goroutine only.
+type batchRef struct {
+	b    *arrowio.Batch
+	left int
+}
+
+// batchRow is an input row handed to the core: a zero-copy view into its
+// batch. The core calls Release when the row's input has finished; the
+// batch is released with its last row.
+type batchRow struct {
+	*arrowio.Row
+	ref *batchRef
+}
+
+// Release implements operator.Releaser.
+func (r *batchRow) Release() {
+	r.Row = nil
+	if r.ref.left--; r.ref.left == 0 {
+		r.ref.b.Release()
+		r.ref.b = nil
+	}
+}
+
+// loop is the run loop. It runs on the goroutine that called Serve and owns
+// the core: every Core method is called here and nowhere else.
+type loop struct {
+	s       *server
+	core    *operator.Core
+	owned   snapshot.KeyGroupRange
+	pool    *pool
+	w       *writer
+	in      chan inMsg
+	stopRd  chan struct{}
+	pending []outItem
+	results []*operator.Result
+	credit  int64 // rows the operator may still send
+	debt    int   // credit of restored inputs, not granted again
+	ended   bool  // END_INPUT seen
+	// readerDone: the reader sent its last message (an error) and returned.
+	readerDone bool
+	start      time.Time
+	timer      *time.Timer
+	rowsIn     int64
+}
+
+func (s *server) run(ctx context.Context) error {
+	l := &loop{
+		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.core.MaxConcurrency),
+		w: newWriter(s), in: make(chan inMsg, 4), stopRd: make(chan struct{}),
+		credit: int64(s.set.creditRows), debt: s.debt, start: time.Now(),
+	}
+	l.timer = time.NewTimer(time.Hour)
+	l.timer.Stop()
+	go s.reader(l.in, l.stopRd)
+	go l.w.run()
+	err := l.loop(ctx)
+	close(l.stopRd)
+	l.pool.close()
+	if st := s.set.store; st != nil {
+		if cerr := st.Close(); cerr != nil {
+			s.log.Warn("closing the action-state store", "err", cerr)
+		}
+	}
+	st := l.core.Stats()
+	s.log.Info("stopped", "rows_in", l.rowsIn, "rows_out", l.w.outRows.Load(), "output_frames", l.w.outFrames.Load(),
+		"actions", st.ActionsExecuted, "inputs_in_flight", st.QueuedInputs, "err", err)
+	return err
+}
+
+func (l *loop) now() int64 { return time.Since(l.start).Milliseconds() + 1 }
+
+func (l *loop) loop(ctx context.Context) error {
+	for {
+		if err := l.pump(); err != nil {
+			return l.abort(err)
+		}
+		l.flushPending()
+		select {
+		case m := <-l.in:
+			closed, err := l.handle(m)
+			if err != nil {
+				return l.abort(err)
+			}
+			if closed {
+				return l.finish(nil)
+			}
+		case <-l.pool.notify:
+			l.complete()
+		case <-l.timerC():
+			l.core.Tick(l.now())
+		case <-ctx.Done():
+			return l.finish(context.Cause(ctx))
+		case <-l.w.done:
+			return l.writerFailed()
+		}
+	}
+}
+
+// pump takes Ready until the core has nothing more to hand out: emits go
+// to pending (in order), tasks to the pool, credit to the operator.
+func (l *loop) pump() error {
+	for l.core.HasReady() {
+		rd := l.core.Ready()
+		if rd.Err != nil {
+			return readyErr(rd.Err)
+		}
+		// Credit first: it may precede the outputs of the inputs that
+		// earned it, and then END_ACK finds all credit sent.
+		l.grant(rd.Credit)
+		for i := range rd.Emits {
+			e := &rd.Emits[i]
+			switch e.Kind {
+			case operator.EmitOutput:
+				l.pending = append(l.pending, outItem{kind: outRow, ts: e.Timestamp, hasTS: e.HasTS, values: e.Values})
+			case operator.EmitWatermark:
+				l.pending = append(l.pending, outItem{kind: outWmAck, ts: e.Timestamp})
+			case operator.EmitSnapshot:
+				l.pending = append(l.pending, outItem{kind: outSnapshot, n: e.CheckpointID, sections: e.Sections})
+			case operator.EmitEndAck:
+				l.pending = append(l.pending, outItem{kind: outEndAck})
+			}
+		}
+		l.pool.submit(rd.Tasks)
+	}
+	return nil
+}
+
+// grant passes credit for finished inputs on to the operator, after the
+// restored inputs (which the operator never sent) have paid their share.
+func (l *loop) grant(n int) {
+	if d := min(n, l.debt); d > 0 {
+		l.debt -= d
+		n -= d
+	}
+	if n <= 0 {
+		return
+	}
+	l.credit += int64(n)
+	if k := len(l.pending); k > 0 && l.pending[k-1].kind == outCredit {
+		l.pending[k-1].n += int64(n)
+		return
+	}
+	l.pending = append(l.pending, outItem{kind: outCredit, n: int64(n)})
+}
+
+// flushPending hands the pending items to the writer.
+func (l *loop) flushPending() {
+	if len(l.pending) > 0 {
+		l.w.q.push(l.pending)
+		clear(l.pending)
+		l.pending = l.pending[:0]
+	}
+}
+
+func (l *loop) complete() {
+	l.core.Tick(l.now()) // retry back-off is measured from now
+	rs := l.pool.take(l.results)
+	for i, r := range rs {
+		l.core.Complete(r)
+		rs[i] = nil
+	}
+	l.results = rs[:0]
+}
+
+func (l *loop) timerC() <-chan time.Time {
+	at, ok := l.core.NextDeadline()
+	if !ok {
+		return nil
+	}
+	l.timer.Reset(time.Duration(max(at-l.now(), 0)) * time.Millisecond)
+	return l.timer.C
+}
+
+// handle applies one frame from the operator. closed: CLOSE arrived.
+func (l *loop) handle(m inMsg) (closed bool, err error) {
+	if m.err != nil {
+		l.readerDone = true
+		return false, m.err
+	}
+	if m.typ == FrameData {
+		return false, l.data(m.batch)
+	}
+	switch c := m.ctl.(type) {
+	case *Watermark:
+		l.core.Watermark(c.TS)
+	case *Barrier:
+		l.core.Barrier(c.CheckpointID)
+	case *CheckpointComplete:
+		if st := l.s.set.store; st != nil {
+			if err := st.CheckpointComplete(c.CheckpointID); err != nil {
+				// Pruning is best effort, never needed for correctness.
+				l.s.log.Warn("action-state store: pruning after checkpoint failed", "checkpoint", c.CheckpointID, "err", err)
+			}
+		}
+	case *CheckpointAborted:
+		l.s.log.Debug("checkpoint aborted", "checkpoint", c.CheckpointID)
+	case *EndInput:
+		if l.ended {
+			return false, protoErrorf(CodeUnexpectedFrame, "a second END_INPUT; the operator sends it once")
+		}
+		l.ended = true
+		l.core.EndInput()
+	case *Close:
+		return true, nil
+	case *ErrorFrame:
+		return false, fmt.Errorf("%w: %s: %s", ErrPeer, c.Code, c.Message)
+	default:
+		return false, protoErrorf(CodeUnexpectedFrame, "%s after READY; the operator may send DATA, WATERMARK, BARRIER, CHECKPOINT_COMPLETE, CHECKPOINT_ABORTED, END_INPUT, CLOSE or ERROR", m.typ)
+	}
+	return false, nil
+}
+
+// data feeds a decoded DATA batch to the core, row by row. The batch is
+// checked in full first: nothing of a bad batch is applied.
+func (l *loop) data(b *arrowio.Batch) error {
+	n := b.Len()
+	reject := func(err error) error {
+		b.Release()
+		return err
+	}
+	if l.ended {
+		return reject(protoErrorf(CodeUnexpectedFrame, "DATA after END_INPUT"))
+	}
+	if int64(n) > l.credit {
+		return reject(protoErrorf(CodeUnexpectedFrame, "DATA with %d rows, but the operator holds credit for %d rows only; it must wait for CREDIT (protocol.md, ordering rule 3)", n, l.credit))
+	}
+	for i := 0; i < n; i++ {
+		if kg := b.KeyGroup(i); !l.owned.Contains(kg) {
+			return reject(protoErrorf(CodeMalformedFrame, "DATA row %d has key group %d, but this subtask owns key groups %d..%d; no row of the batch was applied", i, kg, l.owned.Start, l.owned.End))
+		}
+	}
+	if n == 0 {
+		b.Release()
+		return nil
+	}
+	l.credit -= int64(n)
+	l.rowsIn += int64(n)
+	ref := &batchRef{b: b, left: n}
+	rows := make([]batchRow, n)
+	for i := range rows {
+		rows[i] = batchRow{Row: b.Row(i), ref: ref}
+		ts, hasTS := b.Timestamp(i)
+		if err := l.core.Input(b.KeyGroup(i), b.Key(i), ts, hasTS, &rows[i]); err != nil {
+			return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("DATA row %d: %v", i, err)}
+		}
+	}
+	return nil
+}
+
+// readyErr maps a fatal core error to the ERROR the operator gets.
+func readyErr(err error) *ProtocolError {
+	code := CodeActionFailed
+	var afe *operator.ActionFailedError
+	if !errors.As(err, &afe) && (errors.Is(err, statestore.ErrClosed) || errors.Is(err, operator.ErrStore)) {
+		code = CodeStoreFailed
+	}
+	return &ProtocolError{Code: code, Message: err.Error(), Err: err}
+}
+
+// abort ends the connection after a failure: a *ProtocolError is sent as
+// ERROR after what is already queued; other errors (the peer's ERROR, a
+// lost connection) end it without a word.
+func (l *loop) abort(err error) error {
+	select {
+	case <-l.w.failed:
+		// The writer failed first (and reported it): that is the cause.
+		return l.writerFailed()
+	default:
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		l.s.log.Error("sending ERROR to the operator", "code", pe.Code, "message", pe.Message)
+		_ = l.s.conn.SetWriteDeadline(time.Now().Add(errWriteTimeout))
+		l.w.q.push([]outItem{{kind: outError, perr: pe}})
+		l.w.q.close()
+		<-l.w.done
+		l.linger()
+	} else {
+		l.s.log.Error("stopping", "err", err)
+		_ = l.s.conn.SetWriteDeadline(time.Now().Add(errWriteTimeout))
+		l.w.q.close()
+	}
+	<-l.w.done
+	_ = l.s.conn.Close()
+	return err
+}
+
+// linger lets the peer read the ERROR just sent: the write side is shut,
+// the reader's frames are discarded until the peer closes or lingerTimeout
+// passes (see lingerClose).
+func (l *loop) linger() {
+	if cw, ok := l.s.conn.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = l.s.conn.SetReadDeadline(time.Now().Add(lingerTimeout))
+	if l.readerDone {
+		_, _ = io.Copy(io.Discard, l.s.br) // the reader has returned
+		return
+	}
+	for m := range l.in { // the read deadline ends the reader
+		if m.batch != nil {
+			m.batch.Release()
+		}
+		if m.err != nil {
+			l.readerDone = true
+			return
+		}
+	}
+}
+
+// finish stops gracefully (CLOSE or ctx): everything produced so far is
+// sent, then the connection is closed. cause is nil after CLOSE.
+func (l *loop) finish(cause error) error {
+	if cause != nil {
+		l.s.log.Info("stopping", "cause", cause)
+	}
+	_ = l.s.conn.SetWriteDeadline(time.Now().Add(closeTimeout))
+	l.flushPending()
+	l.w.q.close()
+	<-l.w.done
+	_ = l.s.conn.Close()
+	if l.w.err != nil {
+		return l.w.err
+	}
+	return cause
+}
+
+// writerFailed returns why the writer stopped.
+func (l *loop) writerFailed() error {
+	<-l.w.done
+	_ = l.s.conn.Close()
+	if l.w.err == nil {
+		return errors.New("bridge: internal: the writer stopped without an error")
+	}
+	l.s.log.Error("stopping: sending to the operator failed", "err", l.w.err)
+	return l.w.err
+}

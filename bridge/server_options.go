@@ -1,0 +1,203 @@
+package bridge
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/flinkgo/flinkgo/operator"
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// Option names the Go process reads from OPEN, besides the core's
+// (operator.Config.ApplyOptions). Every other go.* option belongs to the
+// JVM operator and is ignored here.
+const (
+	OptStoreBackend = "actionStateStoreBackend"
+	OptCreditRows   = "go.credit.rows"
+	OptMemoryLimit  = "go.memory.limit"
+	OptOutputRows   = "go.output.rows"
+	OptOutputBytes  = "go.output.bytes"
+	OptOutputLinger = "go.output.linger.ms"
+
+	defaultCreditRows   = 16384
+	defaultOutputRows   = 1024
+	defaultOutputBytes  = 1 << 20
+	defaultOutputLinger = 1 // ms
+)
+
+// OptionDoc is one option of the describe manifest.
+type OptionDoc struct {
+	Name    string `json:"name"`
+	Default string `json:"default,omitempty"`
+	Doc     string `json:"doc"`
+}
+
+// Options lists the options the Go process understands, with their
+// defaults (empty: unset) and docs, as the describe manifest shows them.
+func Options() []OptionDoc {
+	return []OptionDoc{
+		{operator.OptErrorStrategy, "fail", "What a failed action does: fail (the Flink task fails and restarts from the last checkpoint), retry (retryable errors, up to max-retries, then fail) or ignore (drop the action's effects). Default: fail."},
+		{operator.OptMaxRetries, "3", "Retries of a failed action with error-handling-strategy=retry. Default: 3."},
+		{operator.OptRetryWait, "1 s", "Wait before the first retry; it doubles with every attempt. Default: 1 s."},
+		{operator.OptNumAsync, "", "Actions running at once per subtask (of different keys); the size of the worker pool. Unset (default): 2 x the cores Go sees."},
+		{operator.OptJobIdentifier, "", "Stable identity of the job: seeds the event ids that key action-state records. Unset (default): the operator id. Keep it across restarts and savepoints."},
+		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (not available yet in this build). Default: none."},
+		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Initial credit: input rows the operator may send that Go has not finished. Default: 16384."},
+		{OptMemoryLimit, "", "Soft memory limit of the Go process (GOMEMLIMIT), in bytes or with a unit: 512m, 2g, 1gb. Unset (default): none (the GOMEMLIMIT environment variable, if any)."},
+		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 1024."},
+		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
+		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
+	}
+}
+
+// settings is what the server takes from OPEN's options.
+type settings struct {
+	core        operator.Config
+	store       statestore.ActionStore // nil: none
+	backend     string
+	creditRows  int
+	memoryLimit int64 // 0: unset
+	outRows     int
+	outBytes    int
+	lingerMs    int
+}
+
+// parseSettings builds the core config and the server settings from OPEN.
+// The error names the option and what is accepted; the caller sends it as
+// ERROR.
+func parseSettings(open *Open) (*settings, error) {
+	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows,
+		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger}
+	rest, err := s.core.ApplyOptions(open.Options)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: option: %w", err)
+	}
+	names := make([]string, 0, len(rest))
+	for k := range rest {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the first unknown option is reported deterministically
+	for _, k := range names {
+		v := strings.TrimSpace(rest[k])
+		switch {
+		case k == operator.OptJobIdentifier:
+			// Read below, for the seed.
+		case k == OptStoreBackend:
+			s.backend = strings.ToLower(v)
+		case k == OptCreditRows:
+			s.creditRows, err = positiveInt(k, v)
+		case k == OptOutputRows:
+			s.outRows, err = positiveInt(k, v)
+		case k == OptOutputBytes:
+			var n int64
+			n, err = ParseBytes(v)
+			if err == nil && (n < 1 || n > 1<<31) {
+				err = fmt.Errorf("must be between 1 and 2147483648")
+			}
+			s.outBytes = int(n)
+			if err != nil {
+				err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
+			}
+		case k == OptOutputLinger:
+			s.lingerMs, err = strconv.Atoi(v)
+			if err != nil || s.lingerMs < 0 {
+				err = fmt.Errorf("bridge: option %s=%q: use a whole number of milliseconds >= 0", k, v)
+			}
+		case k == OptMemoryLimit:
+			if v != "" {
+				s.memoryLimit, err = ParseBytes(v)
+				if err == nil && s.memoryLimit < 1<<20 {
+					err = fmt.Errorf("%d bytes is below the minimum of 1 MiB", s.memoryLimit)
+				}
+				if err != nil {
+					err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
+				}
+			}
+		case strings.HasPrefix(k, "go."), strings.HasPrefix(k, "kafka"):
+			// The JVM operator's options and the Kafka store's (a later
+			// release reads them): not for this process.
+		default:
+			return nil, fmt.Errorf("bridge: unknown option %q (value %q): it is neither a Flink Agents option this runtime knows (%s), nor a go.* option, nor an action-state store option (%s, kafka*); remove it or fix its spelling",
+				k, v, strings.Join(coreOptionNames(), ", "), OptStoreBackend)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch s.backend {
+	case "", "none":
+		s.backend = "none"
+	case "memory":
+		s.store = statestore.NewMemory()
+	case "kafka":
+		return nil, fmt.Errorf("bridge: option %s=kafka: the Kafka action-state store is not available yet in this build; use none or memory", OptStoreBackend)
+	default:
+		return nil, fmt.Errorf("bridge: option %s=%q: use none, memory or kafka", OptStoreBackend, s.backend)
+	}
+	s.core.Owned.Start, s.core.Owned.End = open.KeyGroupStart, open.KeyGroupEnd
+	ident := open.Options[operator.OptJobIdentifier]
+	if strings.TrimSpace(ident) == "" {
+		ident = open.OperatorID
+	}
+	s.core.Seed = Seed(ident, open.Agent)
+	return s, nil
+}
+
+// Seed derives the core's event-id seed from the job identity (the
+// job-identifier option, else the operator id) and the agent name. It never
+// depends on the attempt: a restarted job must find its action-state
+// records again.
+func Seed(jobIdentity, agent string) uint64 {
+	d := xxhash.New()
+	_, _ = d.WriteString("flinkgo/seed/v1\x00")
+	_, _ = d.WriteString(jobIdentity)
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(agent)
+	return d.Sum64()
+}
+
+func coreOptionNames() []string {
+	return []string{operator.OptErrorStrategy, operator.OptMaxRetries, operator.OptRetryWait, operator.OptNumAsync, operator.OptJobIdentifier}
+}
+
+func positiveInt(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("bridge: option %s=%q: use a whole number >= 1", name, v)
+	}
+	return n, nil
+}
+
+// ParseBytes parses a size: a number of bytes ("536870912") or a number
+// with a unit, as Flink's MemorySize does: b, k/kb/kib, m/mb/mib, g/gb/gib,
+// t/tb/tib (binary multiples, case-insensitive, spaces allowed).
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size; use bytes (536870912) or a number with a unit (512m, 2g)")
+	}
+	shift := map[string]uint{"": 0, "b": 0, "bytes": 0,
+		"k": 10, "kb": 10, "kib": 10, "kibibytes": 10,
+		"m": 20, "mb": 20, "mib": 20, "mebibytes": 20,
+		"g": 30, "gb": 30, "gib": 30, "gibibytes": 30,
+		"t": 40, "tb": 40, "tib": 40, "tebibytes": 40}
+	sh, ok := shift[unit]
+	if !ok {
+		return 0, fmt.Errorf("unknown size unit %q; use b, k, m, g or t (optionally with b or ib)", unit)
+	}
+	if n > (1<<63-1)>>sh {
+		return 0, fmt.Errorf("size %s overflows 64 bits", s)
+	}
+	return n << sh, nil
+}

@@ -1,0 +1,420 @@
+package bridge
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flinkgo/flinkgo/arrowio"
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
+)
+
+// outKind says what an outItem carries.
+type outKind uint8
+
+const (
+	outRow      outKind = iota + 1 // an output row
+	outWmAck                       // WM_ACK
+	outSnapshot                    // SNAPSHOT frames for a checkpoint
+	outEndAck                      // END_ACK
+	outCredit                      // rows of credit (coalesced)
+	outError                       // ERROR, then the writer stops
+)
+
+// outItem is one element of the ordered stream from the core goroutine to
+// the writer goroutine.
+type outItem struct {
+	kind     outKind
+	ts       int64 // outRow: input timestamp; outWmAck: watermark
+	hasTS    bool
+	values   []any               // outRow, in output-column order
+	n        int64               // outCredit: rows; outSnapshot: checkpoint id
+	sections []*snapshot.Section // outSnapshot
+	perr     *ProtocolError      // outError
+}
+
+// writer owns the write side of the connection and the OutputBuilder. It
+// receives ordered item batches from the core goroutine and sends frames in
+// exactly that order:
+//
+//   - output rows are appended to the current OUTPUT batch, which is sent
+//     when it holds go.output.rows rows or about go.output.bytes bytes,
+//     when the linger time since its first row has passed, and always
+//     before WM_ACK, SNAPSHOT and END_ACK;
+//   - credit is summed and sent as one CREDIT with the next flush;
+//   - SNAPSHOT: the sections are encoded (in parallel), the action-state
+//     store is flushed for the marker, and the frames are sent, split at
+//     the maximum frame size.
+//
+// The core goroutine keeps running meanwhile (see outQueue).
+type writer struct {
+	conn     net.Conn
+	bw       *bufio.Writer
+	q        *outQueue
+	ob       *arrowio.OutputBuilder
+	store    statestore.ActionStore
+	log      *slog.Logger
+	maxFrame int
+	maxRows  int
+	maxBytes int
+	linger   time.Duration
+
+	rows     int   // rows in the current OUTPUT batch
+	estBytes int   // their approximate size
+	credit   int64 // credit not yet sent
+	ctl      []byte
+
+	done   chan struct{} // closed when run returns
+	failed chan struct{} // closed when run fails, before it reports the failure
+	err    error         // why run returned (nil: queue closed, all sent); read after done
+
+	outRows, outFrames, outBytes atomic.Int64
+}
+
+func newWriter(s *server) *writer {
+	w := &writer{
+		conn: s.conn, bw: bufio.NewWriterSize(s.conn, 256<<10), q: newOutQueue(),
+		ob: s.ob, store: s.set.store, log: s.log, maxFrame: s.maxFrame,
+		maxRows: s.set.outRows, maxBytes: min(s.set.outBytes, s.maxFrame/2),
+		linger: time.Duration(s.set.lingerMs) * time.Millisecond, done: make(chan struct{}), failed: make(chan struct{}),
+	}
+	return w
+}
+
+// outQueue carries item batches from the run loop to the writer. It is
+// unbounded so that the run loop never waits for the writer (a large
+// snapshot being encoded, a slow socket): what it can hold is bounded by
+// the credit window, because credit reaches the operator only through the
+// writer, and by the outputs an input makes.
+type outQueue struct {
+	mu     sync.Mutex
+	items  []outItem
+	closed bool
+	notify chan struct{} // capacity 1: wake-ups coalesce
+}
+
+func newOutQueue() *outQueue { return &outQueue{notify: make(chan struct{}, 1)} }
+
+// push appends items (copied) for the writer. Run loop only.
+func (q *outQueue) push(items []outItem) {
+	q.mu.Lock()
+	q.items = append(q.items, items...)
+	q.mu.Unlock()
+	q.wake()
+}
+
+// close says nothing more comes: the writer sends what it has and stops.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.wake()
+}
+
+func (q *outQueue) wake() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the queued items, giving buf to the queue for reuse, and
+// whether the queue is closed.
+func (q *outQueue) take(buf []outItem) ([]outItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.items
+	q.items = buf[:0]
+	return out, q.closed
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	defer w.ob.Release()
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	var buf []outItem
+	for {
+		select {
+		case <-w.q.notify:
+		case <-timerC:
+			timerC = nil
+			if err := w.flush(); err != nil {
+				w.fail(err)
+				return
+			}
+			continue
+		}
+		items, closed := w.q.take(buf)
+		for i := range items {
+			if err := w.handle(&items[i]); err != nil {
+				w.fail(err)
+				return
+			}
+		}
+		clear(items)
+		buf = items
+		if closed {
+			w.err = w.flush()
+			return
+		}
+		if w.rows == 0 && w.credit == 0 {
+			continue
+		}
+		if w.linger == 0 {
+			if err := w.flush(); err != nil {
+				w.fail(err)
+				return
+			}
+			continue
+		}
+		if timerC == nil {
+			if timer == nil {
+				timer = time.NewTimer(w.linger)
+			} else {
+				timer.Reset(w.linger)
+			}
+			timerC = timer.C
+		}
+	}
+}
+
+// fail records err and, if it is a *ProtocolError the peer should see,
+// sends it as ERROR (bounded in time).
+func (w *writer) fail(err error) {
+	w.err = err
+	close(w.failed) // before the ERROR goes out: the peer's reaction comes later
+	var pe *ProtocolError
+	if errors.As(err, &pe) && pe.Code != "" {
+		_ = w.conn.SetWriteDeadline(time.Now().Add(errWriteTimeout))
+		if WriteControl(w.bw, pe.ErrorFrame()) == nil {
+			_ = w.bw.Flush()
+		}
+	}
+}
+
+func (w *writer) handle(it *outItem) error {
+	switch it.kind {
+	case outRow:
+		if err := w.ob.Append(it.ts, it.hasTS, it.values); err != nil {
+			return &ProtocolError{Code: CodeActionFailed, Err: err,
+				Message: fmt.Sprintf("an output row does not fit the agent's output schema: %v; fix the action that emits it", err)}
+		}
+		w.rows++
+		w.estBytes += 16 + approxSize(it.values)
+		if w.rows >= w.maxRows || w.estBytes >= w.maxBytes {
+			return w.flushRows()
+		}
+		return nil
+	case outCredit:
+		w.credit += it.n
+		return nil
+	case outWmAck:
+		return w.control(&WmAck{TS: it.ts})
+	case outEndAck:
+		return w.control(&EndAck{})
+	case outSnapshot:
+		if err := w.drain(); err != nil {
+			return err
+		}
+		return w.snapshot(it.n, it.sections)
+	case outError:
+		return it.perr
+	}
+	return fmt.Errorf("bridge: internal: unknown output item kind %d", it.kind)
+}
+
+// control sends a control frame after the pending rows and credit.
+func (w *writer) control(m ControlFrame) error {
+	if err := w.drain(); err != nil {
+		return err
+	}
+	if err := w.writeControl(m); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("bridge: sending %s: %w", m.FrameType(), err)
+	}
+	return nil
+}
+
+func (w *writer) writeControl(m ControlFrame) error {
+	w.ctl = AppendControlFrame(w.ctl[:0], m)
+	if _, err := w.bw.Write(w.ctl); err != nil {
+		return fmt.Errorf("bridge: sending %s: %w", m.FrameType(), err)
+	}
+	return nil
+}
+
+// flushRows sends the pending rows as one OUTPUT frame.
+func (w *writer) flushRows() error {
+	if w.rows == 0 {
+		return nil
+	}
+	payload, err := w.ob.Flush()
+	if err != nil {
+		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding an OUTPUT batch of %d rows: %v", w.rows, err)}
+	}
+	if len(payload)+1 > w.maxFrame {
+		return protoErrorf(CodeInternal, "an OUTPUT batch of %d rows is %d bytes, over the maximum frame size of %d; lower go.output.rows or go.output.bytes, or raise go.max.frame.bytes",
+			w.rows, len(payload), w.maxFrame)
+	}
+	if err := WriteFrame(w.bw, FrameOutput, payload); err != nil {
+		return fmt.Errorf("bridge: sending OUTPUT: %w", err)
+	}
+	w.outRows.Add(int64(w.rows))
+	w.outFrames.Add(1)
+	w.outBytes.Add(int64(len(payload) + FrameHeaderLen))
+	w.rows, w.estBytes = 0, 0
+	return nil
+}
+
+// drain writes the pending rows and credit into the socket buffer.
+func (w *writer) drain() error {
+	if err := w.flushRows(); err != nil {
+		return err
+	}
+	if w.credit > 0 {
+		if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
+			return err
+		}
+		w.credit = 0
+	}
+	return nil
+}
+
+// flush sends pending rows and credit and flushes the socket buffer.
+func (w *writer) flush() error {
+	if err := w.drain(); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("bridge: writing to the operator: %w", err)
+	}
+	return nil
+}
+
+// snapshot encodes and sends the SNAPSHOT frames of checkpoint cp.
+func (w *writer) snapshot(cp int64, sections []*snapshot.Section) error {
+	start := time.Now()
+	enc, err := encodeSections(sections)
+	if err != nil {
+		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding the snapshot of checkpoint %d: %v", cp, err)}
+	}
+	mk := snapshot.Marker{Version: snapshot.MarkerVersion, Backend: "none"}
+	if w.store != nil {
+		if mk, err = w.store.Flush(); err != nil {
+			return &ProtocolError{Code: CodeStoreFailed, Err: err, Message: fmt.Sprintf("flushing the action-state store for checkpoint %d: %v", cp, err)}
+		}
+	}
+	mk.CheckpointID = cp
+	marker, err := snapshot.EncodeMarker(&mk)
+	if err != nil {
+		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding the recovery marker of checkpoint %d: %v", cp, err)}
+	}
+	frames, bytes := 0, 0
+	last := &Snapshot{CheckpointID: cp, Marker: marker, Last: true}
+	// A section entry costs its bytes plus at most 34 bytes of msgpack;
+	// the frame's own keys and array header at most those of `last` plus 5.
+	budget := w.maxFrame - 1 - len(last.Marshal()) - 5
+	cur := &Snapshot{CheckpointID: cp}
+	size := 0
+	for i, sec := range sections {
+		b := enc[i]
+		cost := len(b) + 34
+		if cost > budget {
+			return protoErrorf(CodeInternal, "the snapshot section of key group %d is %d bytes, more than fits a frame of the maximum size %d; raise go.max.frame.bytes",
+				sec.KeyGroup, len(b), w.maxFrame)
+		}
+		if size+cost > budget {
+			if err := w.writeControl(cur); err != nil {
+				return err
+			}
+			frames++
+			cur.Sections, size = cur.Sections[:0], 0
+		}
+		cur.Sections = append(cur.Sections, SnapshotSection{KeyGroup: sec.KeyGroup, Section: b})
+		size += cost
+		bytes += len(b)
+	}
+	last.Sections = cur.Sections
+	if err := w.writeControl(last); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("bridge: sending SNAPSHOT: %w", err)
+	}
+	if cap(w.ctl) > 1<<20 {
+		w.ctl = nil // do not keep a snapshot-sized buffer
+	}
+	w.log.Info("snapshot sent", "checkpoint", cp, "key_groups", len(sections), "bytes", bytes, "frames", frames+1,
+		"encode_and_flush", time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+// encodeSections encodes sections in parallel (snapshot encoding is safe
+// for concurrent use; the sections are immutable).
+func encodeSections(sections []*snapshot.Section) ([][]byte, error) {
+	out := make([][]byte, len(sections))
+	errs := make([]error, len(sections))
+	workers := min(runtime.GOMAXPROCS(0), len(sections))
+	if workers <= 1 {
+		for i, s := range sections {
+			if out[i], errs[i] = snapshot.EncodeSection(s); errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+		return out, nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for g := 0; g < workers; g++ {
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(sections) {
+					return
+				}
+				out[i], errs[i] = snapshot.EncodeSection(sections[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// approxSize estimates the Arrow bytes of an output row.
+func approxSize(values []any) int {
+	n := 0
+	for _, v := range values {
+		switch x := v.(type) {
+		case string:
+			n += len(x) + 4
+		case []byte:
+			n += len(x) + 4
+		case []any:
+			n += 8 + approxSize(x)
+		case map[string]any:
+			for _, e := range x {
+				n += 8 + approxSize([]any{e})
+			}
+		default:
+			n += 8
+		}
+	}
+	return n
+}

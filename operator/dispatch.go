@@ -90,11 +90,11 @@ func (c *Core) newTask() *Task {
 // recycle keeps a completed task and its result buffers for reuse.
 // REQUIRES: nothing refers to t, its result or the result's slices.
 func (c *Core) recycle(t *Task) {
-	ups, evs := t.res.updates, t.res.events
-	clear(ups[:len(ups)])
-	clear(evs[:len(evs)])
-	*t = Task{}
-	t.res.updates, t.res.events = ups[:0], evs[:0]
+	clear(t.res.updates)
+	clear(t.res.events)
+	t.ks, t.act, t.ev, t.short, t.sensory, t.prior = nil, nil, nil, nil, nil, nil
+	t.res.err, t.res.storeErr, t.res.calls = nil, nil, nil
+	t.res.updates, t.res.events = t.res.updates[:0], t.res.events[:0]
 	if len(c.freeTasks) < 4096 {
 		c.freeTasks = append(c.freeTasks, t)
 	}

@@ -55,19 +55,22 @@ type Result struct {
 // Run executes the action body and returns its outcome. A panic in the body
 // becomes a permanent error.
 func (t *Task) Run() *Result {
-	c := &t.ctx
 	// The context writes straight into the result's buffers, which the Task
-	// keeps when the core recycles it.
-	*c = Context{t: t, prior: t.prior, updates: t.res.updates[:0], events: t.res.events[:0]}
-	c.short = Memory{ctx: c, scope: statestore.ScopeShortTerm, base: t.short}
-	c.sensory = Memory{ctx: c, scope: statestore.ScopeSensory, base: t.sensory}
+	// keeps when the core recycles it. Fields are set one by one: the Task
+	// is reused, and rewriting whole structs costs write barriers.
+	c := &t.ctx
+	c.t, c.prior, c.updates, c.events, c.calls = t, t.prior, t.res.updates[:0], t.res.events[:0], nil
+	c.callIdx, c.inDurable, c.misuseErr, c.storeErr, c.replayed = 0, false, nil, nil, 0
+	c.short.ctx, c.short.scope, c.short.base = c, statestore.ScopeShortTerm, t.short
+	c.sensory.ctx, c.sensory.scope, c.sensory.base = c, statestore.ScopeSensory, t.sensory
 
 	err := t.runBody(c)
 	if err == nil && c.misuseErr != nil {
 		err = Permanent(c.misuseErr)
 	}
 	res := &t.res
-	*res = Result{task: t, err: err, storeErr: c.storeErr, replayed: c.replayed, updates: c.updates[:0], events: c.events[:0], calls: c.calls}
+	res.task, res.err, res.storeErr, res.replayed, res.calls = t, err, c.storeErr, c.replayed, c.calls
+	res.updates, res.events = c.updates[:0], c.events[:0]
 	if err == nil {
 		// Lineage is bound when outputs are finalised.
 		for _, e := range c.events {
@@ -80,7 +83,7 @@ func (t *Task) Run() *Result {
 			}
 		}
 	}
-	*c = Context{}
+	c.prior, c.calls, c.short.base, c.sensory.base = nil, nil, nil, nil
 	return res
 }
 

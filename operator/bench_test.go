@@ -83,9 +83,9 @@ func bigCore(tb testing.TB, n int) *Core {
 		ks, stored, _ := c.table.GetOrCreateKey(int32(i%128), key, hashKey(key))
 		ks.kg, ks.key, ks.hash, ks.nextSeq = int32(i%128), stored, hashKey(key), 7
 		ks.mem = memMap{
-			"count":  {val: int64(i)},
-			"recent": {val: []any{12.5, 99.0, 3.25, 42.0, 7.75}},
-			"tier":   {val: "gold"},
+			{Path: "count", Value: int64(i)},
+			{Path: "recent", Value: []any{12.5, 99.0, 3.25, 42.0, 7.75}},
+			{Path: "tier", Value: "gold"},
 		}
 	}
 	return c

@@ -10,69 +10,109 @@ import (
 	"github.com/flinkgo/flinkgo/statestore"
 )
 
-// memItem is one node of a flat memory map: an object or a value.
+// memItem is one node of memory: an object or a value.
 type memItem struct {
 	obj bool
 	val any
 }
 
-// memMap is committed memory: path -> node. The root object is implicit.
-// INVARIANT: every proper prefix of a stored path is stored as an object.
-type memMap map[string]memItem
+// memMap is committed memory: the nodes sorted by path, the root object
+// implicit. A sorted slice rather than a map: per-key memories are small, a
+// binary search beats hashing there, a snapshot is a copy, and a million keys
+// do not mean a million maps for the garbage collector to scan.
+//
+// INVARIANT: paths are sorted and unique, and every proper prefix of a
+// stored path is stored as an object. All paths below an object are
+// contiguous (they share the prefix "path.").
+type memMap []snapshot.MemItem
+
+func (m memMap) find(path string) (int, bool) {
+	lo, hi := 0, len(m)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if m[h].Path < path {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, lo < len(m) && m[lo].Path == path
+}
+
+func (m memMap) get(path string) (memItem, bool) {
+	if i, ok := m.find(path); ok {
+		return memItem{obj: m[i].Object, val: m[i].Value}, true
+	}
+	return memItem{}, false
+}
+
+func (m memMap) set(it snapshot.MemItem) memMap {
+	i, ok := m.find(it.Path)
+	if ok {
+		m[i] = it
+		return m
+	}
+	m = append(m, snapshot.MemItem{})
+	copy(m[i+1:], m[i:])
+	m[i] = it
+	return m
+}
+
+// removeSubtree removes everything below path (not path itself).
+func (m memMap) removeSubtree(path string) memMap {
+	prefix := path + "."
+	i, _ := m.find(prefix)
+	j := i
+	for j < len(m) && strings.HasPrefix(m[j].Path, prefix) {
+		j++
+	}
+	if j == i {
+		return m
+	}
+	n := copy(m[i:], m[j:])
+	clear(m[i+n:])
+	return m[:i+n]
+}
 
 func (m memMap) apply(u *statestore.MemUpdate) memMap {
-	if m == nil {
-		m = make(memMap, 4)
-	}
 	switch {
 	case u.Delete:
-		m.removeSubtree(u.Path)
-		delete(m, u.Path)
+		m = m.removeSubtree(u.Path)
+		if i, ok := m.find(u.Path); ok {
+			copy(m[i:], m[i+1:])
+			m[len(m)-1] = snapshot.MemItem{}
+			m = m[:len(m)-1]
+		}
 	case u.Object:
 		if u.Overwrite {
-			m.removeSubtree(u.Path)
+			m = m.removeSubtree(u.Path)
 		}
-		m[u.Path] = memItem{obj: true}
+		m = m.set(snapshot.MemItem{Path: u.Path, Object: true})
 	default:
-		m[u.Path] = memItem{val: u.Value}
+		m = m.set(snapshot.MemItem{Path: u.Path, Value: u.Value})
 	}
 	return m
 }
 
-func (m memMap) removeSubtree(path string) {
-	prefix := path + "."
-	for k := range m {
-		if strings.HasPrefix(k, prefix) {
-			delete(m, k)
-		}
-	}
-}
-
 func (m memMap) items() []snapshot.MemItem { return m.appendItems(nil) }
 
-// appendItems appends the entries of m to dst, sorted by path, and returns
-// the extended slice; the appended part is capped so that later appends to
-// dst cannot overwrite it.
+// appendItems appends the entries of m (already sorted) to dst and returns
+// the appended part, capped so that later appends to dst cannot overwrite it.
 func (m memMap) appendItems(dst []snapshot.MemItem) []snapshot.MemItem {
 	if len(m) == 0 {
 		return nil
 	}
 	start := len(dst)
-	for p, it := range m {
-		dst = append(dst, snapshot.MemItem{Path: p, Object: it.obj, Value: it.val})
-	}
-	out := dst[start:len(dst):len(dst)]
-	slices.SortFunc(out, func(a, b snapshot.MemItem) int { return strings.Compare(a.Path, b.Path) })
-	return out
+	dst = append(dst, m...)
+	return dst[start:len(dst):len(dst)]
 }
 
+// memFromItems adopts items (sorted by path, as snapshots store them).
 func memFromItems(items []snapshot.MemItem) memMap {
-	if len(items) == 0 {
-		return nil
-	}
-	m := make(memMap, len(items))
-	for _, it := range items {
-		m[it.Path] = memItem{obj: it.Object, val: it.Value}
+	m := memMap(items)
+	if !slices.IsSortedFunc(m, func(a, b snapshot.MemItem) int { return strings.Compare(a.Path, b.Path) }) {
+		m = slices.Clone(m)
+		slices.SortFunc(m, func(a, b snapshot.MemItem) int { return strings.Compare(a.Path, b.Path) })
 	}
 	return m
 }
@@ -107,8 +147,7 @@ func (m *Memory) lookup(path string) (memItem, bool) {
 			return memItem{}, false
 		}
 	}
-	it, ok := m.base[path]
-	return it, ok
+	return m.base.get(path)
 }
 
 func checkPath(path string) error {
@@ -155,8 +194,8 @@ func (m *Memory) Fields(path string) []string {
 			cand[p] = true
 		}
 	}
-	for p := range m.base {
-		consider(p)
+	for i := range m.base {
+		consider(m.base[i].Path)
 	}
 	for i := range m.ctx.updates {
 		if u := &m.ctx.updates[i]; u.Scope == m.scope {

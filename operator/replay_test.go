@@ -100,7 +100,7 @@ func TestReplayCompletedAction(t *testing.T) {
 	if o1.EventID != o2.EventID || fmtOut([][]any{o1.Values}) != fmtOut([][]any{o2.Values}) {
 		t.Fatalf("replayed output differs: %v %v vs %v %v", FormatUUID(o1.EventID), o1.Values, FormatUUID(o2.EventID), o2.Values)
 	}
-	if d2.memOf(0, "k")["n"].val != int64(1) || d2.c.Stats().ActionsReplayed != 1 {
+	if func() bool { it, _ := d2.memOf(0, "k").get("n"); return it.val != int64(1) }() || d2.c.Stats().ActionsReplayed != 1 {
 		t.Fatalf("memory %v stats %+v", d2.memOf(0, "k"), d2.c.Stats())
 	}
 }

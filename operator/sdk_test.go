@@ -81,7 +81,7 @@ func TestMemoryPaths(t *testing.T) {
 	if errs[10] != nil || errs[11] != nil {
 		t.Fatal(errs[10:])
 	}
-	if _, ok := d.memOf(1, "k")["a.b.c"]; ok {
+	if _, ok := d.memOf(1, "k").get("a.b.c"); ok {
 		t.Fatal("a.b.c survived NewObject(a, overwrite)")
 	}
 }

@@ -28,7 +28,7 @@ func TestStrategyFail(t *testing.T) {
 	if !errors.As(d.err, &afe) || afe.Action != "a" || afe.KeyGroup != 3 || afe.Attempts != 1 || runs != 1 {
 		t.Fatalf("err %v runs %d", d.err, runs)
 	}
-	if _, ok := d.memOf(3, "k")["touched"]; ok {
+	if _, ok := d.memOf(3, "k").get("touched"); ok {
 		t.Fatal("memory of a failed action was applied")
 	}
 }

@@ -160,15 +160,21 @@ func (t *Table[V]) RangeSorted(kg int32, fn func(key []byte, v *V) bool) {
 	if g == nil {
 		return
 	}
-	es := make([]*tableEntry[V], 0, g.n)
+	// Sort (key, entry) pairs rather than entries: a comparison then reads
+	// the key bytes without first loading the entry.
+	type kv struct {
+		key []byte
+		e   *tableEntry[V]
+	}
+	es := make([]kv, 0, g.n)
 	for _, e := range g.m {
 		for ; e != nil; e = e.next {
-			es = append(es, e)
+			es = append(es, kv{e.key, e})
 		}
 	}
-	slices.SortFunc(es, func(a, b *tableEntry[V]) int { return bytes.Compare(a.key, b.key) })
-	for _, e := range es {
-		if !fn(e.key, &e.val) {
+	slices.SortFunc(es, func(a, b kv) int { return bytes.Compare(a.key, b.key) })
+	for _, x := range es {
+		if !fn(x.key, &x.e.val) {
 			return
 		}
 	}

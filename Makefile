@@ -8,11 +8,15 @@ MVN      ?= mvn -B -q -ntp
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
 AGENT    := $(BIN)/orderscoring
+TESTAGENT := $(BIN)/flinkgo-testagent
+# Fixtures for the Java bad-setup tests; built by path (./... skips testdata).
+FIXTURES := badversion badtoken
 SHIM_JAR := java-shim/target/flinkgo-shim-0.1.0-SNAPSHOT.jar
 
 # package:FuzzTarget for every decoder that reads bytes from outside.
 FUZZ := snapshot:FuzzDecodeSection snapshot:FuzzDecodeMarker \
         statestore:FuzzParseRecordKey statestore:FuzzDecodeRecord statestore:FuzzDecodeValue \
+        statestore:FuzzDecodeControl \
         arrowio:FuzzDecodeBatch bridge:FuzzReadFrame bridge:FuzzControlFrames
 
 .PHONY: all build agent shim test go-check go-test sim fuzz java-test demo bench clean
@@ -24,6 +28,8 @@ build: agent shim
 agent:
 	$(GO) build ./...
 	$(GO) build -o $(AGENT) ./cmd/orderscoring
+	$(GO) build -o $(TESTAGENT) ./cmd/flinkgo-testagent
+	@set -e; for f in $(FIXTURES); do $(GO) build -o $(BIN)/$$f ./testdata/fixtures/$$f; done
 
 shim:
 	cd java-shim && $(MVN) -DskipTests package
@@ -34,10 +40,15 @@ test: go-check go-test sim fuzz java-test
 go-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet ./... ./testdata/fixtures/...
 
+# Go tests, with a real Kafka broker (KRaft, from Maven Central jars) on
+# 127.0.0.1 for the action-state store's guarantees; stopped afterwards.
+KAFKA := $(CURDIR)/testdata/kafka/kafka.sh
 go-test:
-	$(GO) test -race -short -count=1 ./...
+	@set -e; addr=$$($(KAFKA) start); trap '$(KAFKA) stop >/dev/null 2>&1 || true' EXIT; \
+	  echo "Kafka broker at $$addr"; \
+	  FLINKGO_KAFKA=$$addr FLINKGO_KAFKA_SCRIPT=$(KAFKA) $(GO) test -race -short -count=1 ./...
 
 # The full crash simulation (every seed, every crash point), without -race.
 sim:
@@ -50,8 +61,11 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg/ >/dev/null; \
 	done
 
+JAVA_IT_PROPS := -Dflinkgo.binary=$(AGENT) -Dflinkgo.testagent=$(TESTAGENT) \
+	-Dflinkgo.fixture.badversion=$(BIN)/badversion -Dflinkgo.fixture.badtoken=$(BIN)/badtoken
+
 java-test: agent
-	cd java-shim && $(MVN) verify -Pit -Dflinkgo.binary=$(AGENT)
+	cd java-shim && $(MVN) verify -Pit $(JAVA_IT_PROPS)
 
 demo: agent shim
 	cd java-shim && $(MVN) -Pdemo test-compile exec:exec -Dflinkgo.binary=$(AGENT)

@@ -6,7 +6,8 @@
 //     operator core owns one; it is not safe for concurrent use.
 //   - The action-state log: ActionStore, its record (RecordKey, Record,
 //     MemUpdate, CallRecord), the record's byte codec and the backends. The
-//     in-memory backend is NewMemory; the Kafka backend follows.
+//     in-memory backend is NewMemory; the Kafka backend is NewKafka
+//     (docs/kafka-store.md).
 //
 // # Who calls what
 //

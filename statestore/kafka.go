@@ -1,0 +1,544 @@
+package statestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Kafka is the ActionStore on a compacted Kafka topic (docs/kafka-store.md).
+// The record of key group kg goes to partition Partition(kg, n) of the
+// topic; the store keeps every record it holds in memory too, so Get never
+// does I/O.
+//
+// Writes: an idempotent producer with acks=all; every result is checked, and
+// the first failure makes the store fail (a *KafkaWriteError that every
+// later write returns). Put is asynchronous (group commit), PutDurable waits
+// for its record's acknowledgement, Flush for all of them.
+//
+// The marker Flush returns holds, for every partition this subtask writes
+// to, the first offset still needed: the smallest offset of a record the
+// store still holds (records are dropped only by CheckpointComplete, after
+// their input finished before a completed checkpoint's cut), or the end of
+// the subtask's writes when it holds none there. Records of actions still
+// running at the cut, with their durable calls, are therefore read again
+// after a restore.
+//
+// REQUIRES: Recover, if called, is called before the first Put or Flush.
+// Puts of the same record key are not concurrent (one action execution
+// writes its record in sequence). Kafka is safe for concurrent use and
+// implements ActionStore and InputTracker.
+type Kafka struct {
+	cfg        kafkaCfg
+	log        *slog.Logger
+	cl         *kgo.Client
+	adm        *kadm.Client
+	ciph       *valueCipher
+	topic      topicInfo
+	writeParts []int32 // PartitionsFor(owned, partitions): the marker's partitions
+	warnings   []string
+	// ctx of every produce; canceled when the store fails or closes, so
+	// that a Put blocked on a full buffer returns.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.RWMutex
+	recs    map[RecordKey]*kEntry
+	byInput map[inputID][]RecordKey
+	done    map[int64][]inputID
+	queues  map[int32]*offsetQueue // acknowledged versions per partition, by offset
+	end     map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
+	pending map[int32]int          // records produced and not yet acknowledged, per partition
+	puts    int64
+	rebuilt bool  // Recover ran
+	err     error // sticky write failure
+	closed  bool
+	lat     latencyWindow
+	stats   KafkaStats
+}
+
+var (
+	_ ActionStore  = (*Kafka)(nil)
+	_ InputTracker = (*Kafka)(nil)
+)
+
+// kEntry is one version of a record: what Put (or Recover) stored for a key.
+// INVARIANT: recs[key] is the newest version; an older one is reachable only
+// from a partition queue, through which next leads to newer versions.
+type kEntry struct {
+	key     RecordKey
+	rec     *Record // nil once superseded by an acknowledged version, or dropped
+	size    int     // encoded key + plain value bytes
+	part    int32
+	off     int64   // -1 until acknowledged
+	next    *kEntry // the version that replaced this one
+	prev    *kEntry // the version this one replaced, until this one is acknowledged
+	dropped bool    // pruned by CheckpointComplete or deleted by a replayed tombstone
+}
+
+// needed reports whether a restore may need to read e: it is neither dropped
+// nor superseded by an acknowledged newer version. (A newer version not yet
+// acknowledged may still be lost, so e stays needed until it is.)
+func (e *kEntry) needed() bool {
+	for x := e; x != nil; x = x.next {
+		if x.dropped || (x != e && x.off >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// NewKafka connects to the brokers, creates the action-state topic if it is
+// missing (see createdTopicConfigs) or reuses it unchanged, and returns the
+// store. ctx bounds the setup only. Settings of an existing topic that can
+// lose records are logged as warnings and returned by Warnings.
+func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
+	cfg := defaultKafkaCfg()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	ciph, err := newValueCipher(cfg.encKey)
+	if err != nil {
+		return nil, err
+	}
+	co, err := cfg.connOpts(
+		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is kgo's default and needs acks=all
+		kgo.DefaultProduceTopic(cfg.topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0), // batch while requests are in flight; PutDurable never waits for a linger
+		kgo.RecordDeliveryTimeout(cfg.delivery),
+		kgo.MetadataMinAge(500*time.Millisecond), // a topic just created shows up within 0.5 s, not 5 s
+	)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(co...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKafkaConfig, err)
+	}
+	k := &Kafka{
+		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
+		recs:    make(map[RecordKey]*kEntry),
+		byInput: make(map[inputID][]RecordKey),
+		done:    make(map[int64][]inputID),
+		queues:  make(map[int32]*offsetQueue),
+		end:     make(map[int32]int64),
+		pending: make(map[int32]int),
+	}
+	if err := k.setup(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	k.ctx, k.cancel = context.WithCancel(context.Background())
+	return k, nil
+}
+
+func (k *Kafka) setup(ctx context.Context) error {
+	info, warnings, err := ensureTopic(ctx, k.adm, &k.cfg)
+	if err != nil {
+		return err
+	}
+	k.topic, k.warnings = info, warnings
+	for _, w := range warnings {
+		k.log.Warn("statestore: unsafe action-state topic setting", "warning", w)
+	}
+	k.writeParts = PartitionsFor(k.cfg.owned, info.partitions)
+	ends, err := k.adm.ListEndOffsets(ctx, k.cfg.topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("%w %q: listing end offsets: %w", ErrKafkaTopic, k.cfg.topic, err)
+	}
+	for _, p := range k.writeParts {
+		lo, ok := ends.Lookup(k.cfg.topic, p)
+		if !ok {
+			return fmt.Errorf("%w %q: no end offset for partition %d", ErrKafkaTopic, k.cfg.topic, p)
+		}
+		k.end[p] = lo.Offset
+		k.queues[p] = &offsetQueue{}
+	}
+	return nil
+}
+
+// Get implements ActionStore.
+func (k *Kafka) Get(key RecordKey) (*Record, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	e, ok := k.recs[key]
+	if !ok {
+		return nil, false
+	}
+	return e.rec, true
+}
+
+// Put implements ActionStore. An invalid record, or one of a key group this
+// subtask does not own, is a *RecordError and does not make the store fail.
+func (k *Kafka) Put(r *Record) error { return k.put(r, false) }
+
+// PutDurable implements ActionStore: it returns once Kafka acknowledged r
+// (with acks=all), or with the store's failure.
+func (k *Kafka) PutDurable(r *Record) error { return k.put(r, true) }
+
+func (k *Kafka) put(r *Record, durable bool) error {
+	plain, err := EncodeRecord(r)
+	if err != nil {
+		return err
+	}
+	key := r.Key.Bytes()
+	if !k.cfg.owned.Contains(r.Key.KeyGroup) {
+		return keyErr(key, ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
+			k.cfg.owned.Start, k.cfg.owned.End))
+	}
+	val, err := k.ciph.seal(key, plain)
+	if err != nil {
+		return err
+	}
+	e := &kEntry{key: r.Key, rec: r, size: len(key) + len(plain), part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+	k.mu.Lock()
+	if err := k.usable(); err != nil {
+		k.mu.Unlock()
+		return err
+	}
+	if old, ok := k.recs[r.Key]; ok {
+		old.next, e.prev = e, old
+	} else {
+		in := r.Key.input()
+		k.byInput[in] = append(k.byInput[in], r.Key)
+	}
+	k.recs[r.Key] = e
+	k.puts++
+	k.pending[e.part]++
+	k.mu.Unlock()
+
+	wait := durable || k.cfg.flushPerRecord
+	var ack chan error
+	if wait {
+		ack = make(chan error, 1)
+	}
+	start := time.Now()
+	kr := &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
+	// Never under k.mu: Produce blocks while the buffer is full, and the
+	// promise that frees it takes k.mu.
+	k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
+		k.acked(e, kr, start, err)
+		if ack != nil {
+			ack <- err
+		}
+	})
+	if !wait {
+		return nil
+	}
+	if k.cfg.flushPerRecord {
+		k.flushClient() // as upstream: one flush per record
+	}
+	select {
+	case <-ack:
+	case <-time.After(k.cfg.delivery + 5*time.Second):
+		k.fail(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: key,
+			Err: fmt.Errorf("no acknowledgement within %v", k.cfg.delivery+5*time.Second)})
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.usable(); err != nil {
+		return err
+	}
+	if durable {
+		k.stats.DurableWrites++
+	}
+	return nil
+}
+
+// acked is the promise of every record: it records the offset or the
+// failure.
+func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.pending[e.part]--
+	if err != nil {
+		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
+		return
+	}
+	e.off = kr.Offset
+	if e.prev != nil { // superseded in the log now: the older version is not needed
+		e.prev.rec, e.prev = nil, nil
+	}
+	if q := k.queues[e.part]; q != nil {
+		q.push(e)
+	}
+	if kr.Offset+1 > k.end[e.part] {
+		k.end[e.part] = kr.Offset + 1
+	}
+	k.lat.add(time.Since(start))
+	k.stats.RecordsWritten++
+	k.stats.BytesWritten += int64(e.size)
+}
+
+// fail makes err the store's sticky failure unless it already has one or is
+// closed (closing fails the records still buffered).
+func (k *Kafka) fail(err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.failLocked(err)
+}
+
+// failLocked is fail. REQUIRES: k.mu held.
+func (k *Kafka) failLocked(err error) {
+	if k.err == nil && !k.closed {
+		k.err = err
+		k.cancel() // fail what is still buffered, wake Puts waiting for buffer space
+		k.log.Error("statestore: Kafka action-state store failed", "err", err)
+	}
+}
+
+// usable returns the error every write returns now. REQUIRES: k.mu held.
+func (k *Kafka) usable() error {
+	if k.closed {
+		return ErrClosed
+	}
+	return k.err
+}
+
+// flushClient waits for every buffered record. franz-go fails a record after
+// the delivery timeout only when that cannot break the idempotent sequence
+// (a request sent without a response may still land), so the wait is also
+// bounded here: a flush that does not finish fails the store, naming the
+// partitions still waiting.
+func (k *Kafka) flushClient() {
+	limit := k.cfg.delivery + 5*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	if err := k.cl.Flush(ctx); err != nil {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		first, waiting := int32(-1), []string{}
+		for _, p := range slices.Sorted(maps.Keys(k.pending)) {
+			if n := k.pending[p]; n > 0 {
+				if first < 0 {
+					first = p
+				}
+				waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
+			}
+		}
+		k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: first,
+			Err: fmt.Errorf("records not acknowledged within %v (%s): %w", limit, strings.Join(waiting, ", "), err)})
+	}
+}
+
+// Flush implements ActionStore: once every record Put before it is
+// acknowledged, it returns the marker (Backend "kafka", the topic and its
+// id, CheckpointID 0 for the caller to set, and the first offset still
+// needed for every partition this subtask writes to). Offsets never
+// decrease from one Flush to the next.
+func (k *Kafka) Flush() (snapshot.Marker, error) {
+	k.mu.RLock()
+	err := k.usable()
+	k.mu.RUnlock()
+	if err != nil {
+		return snapshot.Marker{}, err
+	}
+	start := time.Now()
+	k.flushClient()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.usable(); err != nil {
+		return snapshot.Marker{}, err
+	}
+	m := snapshot.Marker{
+		Version: snapshot.MarkerVersion,
+		Backend: "kafka",
+		Topic:   k.cfg.topic,
+		TopicID: k.topic.id,
+		Offsets: make(map[int32]int64, len(k.writeParts)),
+	}
+	for _, p := range k.writeParts {
+		m.Offsets[p] = k.end[p]
+		if e := k.queues[p].front(len(k.recs)); e != nil {
+			m.Offsets[p] = e.off
+		}
+	}
+	k.stats.Flushes++
+	k.stats.LastFlush = time.Since(start)
+	return m, nil
+}
+
+// MarkInputDone implements InputTracker. Inputs without records are not
+// remembered.
+func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	in := inputID{kg, keyHash, seq}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.byInput[in]; ok {
+		k.done[lastCut] = append(k.done[lastCut], in)
+	}
+}
+
+// CheckpointComplete implements ActionStore: it drops every record of every
+// input marked done with lastCut < checkpointID (InputTracker) from memory,
+// so later markers no longer point at them, and with tombstones enabled
+// writes a tombstone for each (asynchronously; results are checked like any
+// write). Records of inputs not marked done, in flight at a cut, are kept.
+func (k *Kafka) CheckpointComplete(checkpointID int64) error {
+	k.mu.Lock()
+	if err := k.usable(); err != nil {
+		k.mu.Unlock()
+		return err
+	}
+	var tombs []*kEntry
+	for cut, ins := range k.done {
+		if cut >= checkpointID {
+			continue
+		}
+		for _, in := range ins {
+			for _, key := range k.byInput[in] {
+				e, ok := k.recs[key]
+				if !ok {
+					continue
+				}
+				e.dropped, e.rec = true, nil
+				delete(k.recs, key)
+				k.stats.Pruned++
+				if k.cfg.tombstones {
+					tombs = append(tombs, e)
+				}
+			}
+			delete(k.byInput, in)
+		}
+		delete(k.done, cut)
+	}
+	k.mu.Unlock()
+	for _, e := range tombs {
+		kr := &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes()} // nil value: a tombstone
+		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
+			if err != nil {
+				k.fail(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: fmt.Errorf("tombstone: %w", err)})
+				return
+			}
+			k.mu.Lock()
+			k.stats.Tombstones++
+			k.mu.Unlock()
+		})
+	}
+	return nil
+}
+
+// Close implements ActionStore: records not yet acknowledged are abandoned
+// (they were not promised durable). Later writes return ErrClosed; Get keeps
+// working. Idempotent.
+func (k *Kafka) Close() error {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil
+	}
+	k.closed = true
+	k.mu.Unlock()
+	k.cancel()
+	k.cl.Close()
+	return nil
+}
+
+// Warnings returns the unsafe settings found on an existing topic.
+func (k *Kafka) Warnings() []string { return slices.Clone(k.warnings) }
+
+// TopicID returns the id of the live action-state topic and its partition
+// count.
+func (k *Kafka) TopicID() (snapshot.UUID, int32) { return k.topic.id, k.topic.partitions }
+
+// KafkaStats returns the current metrics.
+func (k *Kafka) KafkaStats() KafkaStats {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	s := k.stats
+	s.ReplayedPartitions = slices.Clone(s.ReplayedPartitions)
+	s.Records = len(k.recs)
+	s.WriteLatencyP50, s.WriteLatencyP99 = k.lat.percentiles()
+	s.LatencySamples = k.lat.n
+	return s
+}
+
+// Keys returns the keys of the records held, ordered by their encoding. After
+// a Recover the core can mark the inputs among them that finished before the
+// restored cut as done, so that they are pruned.
+func (k *Kafka) Keys() []RecordKey {
+	k.mu.RLock()
+	keys := make([]RecordKey, 0, len(k.recs))
+	for key := range k.recs {
+		keys = append(keys, key)
+	}
+	k.mu.RUnlock()
+	slices.SortFunc(keys, func(a, b RecordKey) int { return bytes.Compare(a.Bytes(), b.Bytes()) })
+	return keys
+}
+
+// offsetQueue holds the acknowledged versions of one partition in offset
+// order; versions no longer needed are removed lazily.
+type offsetQueue struct {
+	q    []*kEntry
+	head int
+}
+
+func (q *offsetQueue) push(e *kEntry) {
+	n := len(q.q)
+	if n == q.head || q.q[n-1].off <= e.off {
+		q.q = append(q.q, e)
+		return
+	}
+	// Out of order (not expected: acks of a partition arrive in order).
+	i, _ := slices.BinarySearchFunc(q.q[q.head:], e.off, func(x *kEntry, off int64) int { return cmpInt64(x.off, off) })
+	q.q = slices.Insert(q.q, q.head+i, e)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// front returns the needed version of smallest offset, or nil. held is the
+// number of records the store holds: a queue much longer than that is
+// mostly versions no longer needed, and is swept.
+func (q *offsetQueue) front(held int) *kEntry {
+	for q.head < len(q.q) && !q.q[q.head].needed() {
+		q.q[q.head] = nil
+		q.head++
+	}
+	if live := len(q.q) - q.head; live > 2*held+4096 {
+		kept := q.q[:0]
+		for _, e := range q.q[q.head:] {
+			if e.needed() {
+				kept = append(kept, e)
+			}
+		}
+		clear(q.q[len(kept):])
+		q.q, q.head = kept, 0
+	} else if q.head > 1024 && q.head*2 > len(q.q) {
+		n := copy(q.q, q.q[q.head:])
+		clear(q.q[n:])
+		q.q, q.head = q.q[:n], 0
+	}
+	if q.head == len(q.q) {
+		return nil
+	}
+	return q.q[q.head]
+}

@@ -1,0 +1,375 @@
+package statestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The store test suite, run against kfake (kafka_kfake_test.go) and against
+// a real broker (kafka_real_test.go). Every subtest uses topics of its own.
+
+// kafkaEnv is where the suite runs.
+type kafkaEnv struct {
+	bootstrap string
+	// stop makes the brokers unreachable for the rest of the test (and
+	// restores them at cleanup if it can); nil skips the failure test.
+	stop func(t *testing.T)
+}
+
+const (
+	testMaxPar = 32
+	testParts  = 8
+)
+
+func runKafkaSuite(t *testing.T, env *kafkaEnv) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, *kafkaEnv)
+	}{
+		{"TopicCreated", testKafkaTopicCreated},
+		{"TopicReusedWithWarning", testKafkaTopicReused},
+		{"PutGetFlushMarker", testKafkaPutGetFlush},
+		{"PutDurable", testKafkaPutDurable},
+		{"InvalidPut", testKafkaInvalidPut},
+		{"RecoverRescale", testKafkaRecoverRescale},
+		{"RecoverEndOffsetsCaptured", testKafkaRecoverConcurrent},
+		{"RecoverTopicIDMismatch", testKafkaTopicIDMismatch},
+		{"RecoverOffsetsDeleted", testKafkaOffsetsDeleted},
+		{"Tombstones", testKafkaTombstones},
+		{"Encryption", testKafkaEncryption},
+		{"ControlTopic", testKafkaControl},
+		{"BrokerFailure", testKafkaBrokerFailure}, // last: it stops the broker
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, env) })
+	}
+}
+
+func testTopic(t *testing.T) string {
+	name := strings.NewReplacer("/", ".", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("flinkgo-%s-%d", name, time.Now().UnixNano()%1e9)
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func openKafka(t *testing.T, env *kafkaEnv, topic string, opts ...KafkaOpt) *Kafka {
+	t.Helper()
+	k, err := openKafkaErr(t, env, topic, opts...)
+	if err != nil {
+		t.Fatalf("NewKafka(%s): %v", topic, err)
+	}
+	return k
+}
+
+func openKafkaErr(t *testing.T, env *kafkaEnv, topic string, opts ...KafkaOpt) (*Kafka, error) {
+	base := []KafkaOpt{
+		KafkaBootstrapServers(env.bootstrap), KafkaTopic(topic), KafkaNumPartitions(testParts),
+		KafkaKeyGroups(snapshot.KeyGroupRange{Start: 0, End: testMaxPar - 1}, testMaxPar),
+		KafkaDeliveryTimeout(5 * time.Second), KafkaLogger(discardLog),
+	}
+	k, err := NewKafka(testCtx(t), append(base, opts...)...)
+	if err == nil {
+		t.Cleanup(func() { _ = k.Close() })
+	}
+	return k, err
+}
+
+func owned(start, end int32) KafkaOpt {
+	return KafkaKeyGroups(snapshot.KeyGroupRange{Start: start, End: end}, testMaxPar)
+}
+
+func testClient(t *testing.T, env *kafkaEnv, opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(env.bootstrap)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl, kadm.NewClient(cl)
+}
+
+// kRec is a small valid record of input seq of key in key group kg.
+func kRec(kg int32, key string, seq uint64, action string, st Status) *Record {
+	return &Record{
+		Key:     RecordKey{KeyGroup: kg, KeyHash: HashKey([]byte(key)), Seq: seq, EventID: testUUID(byte(seq)), Action: action},
+		Status:  st,
+		Updates: []MemUpdate{{Scope: ScopeShortTerm, Path: "last", Value: action}},
+	}
+}
+
+func putAll(t *testing.T, s ActionStore, recs ...*Record) {
+	t.Helper()
+	for _, r := range recs {
+		if err := s.Put(r); err != nil {
+			t.Fatalf("Put(%v): %v", r.Key, err)
+		}
+	}
+}
+
+func flush(t *testing.T, s ActionStore) snapshot.Marker {
+	t.Helper()
+	m, err := s.Flush()
+	if err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	return m
+}
+
+// readTopic reads every record of topic from each partition's start to the
+// end offset listed first.
+func readTopic(t *testing.T, env *kafkaEnv, topic string) []*kgo.Record {
+	t.Helper()
+	ctx := testCtx(t)
+	_, adm := testClient(t, env)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[int32]kgo.Offset{}
+	left := map[int32]int64{}
+	ends.Each(func(lo kadm.ListedOffset) {
+		if s, _ := starts.Lookup(topic, lo.Partition); s.Offset < lo.Offset {
+			at[lo.Partition] = kgo.NewOffset().At(s.Offset)
+			left[lo.Partition] = lo.Offset
+		}
+	})
+	if len(at) == 0 {
+		return nil
+	}
+	cons, _ := testClient(t, env, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at}))
+	var out []*kgo.Record
+	for len(left) > 0 {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("reading %s: %v", topic, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := left[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			out = append(out, r)
+			if r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return out
+}
+
+func topicConfigs(t *testing.T, env *kafkaEnv, topic string) map[string]string {
+	t.Helper()
+	_, adm := testClient(t, env)
+	rcs, err := adm.DescribeTopicConfigs(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("describe %s: %v %v", topic, err, rc.Err)
+	}
+	out := map[string]string{}
+	for _, c := range rc.Configs {
+		out[c.Key] = c.MaybeValue()
+	}
+	return out
+}
+
+func testKafkaTopicCreated(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic)
+	id, parts := k.TopicID()
+	if id.IsZero() || parts != testParts {
+		t.Fatalf("topic id %v, %d partitions; want a non-zero id and %d", id, parts, testParts)
+	}
+	cfg := topicConfigs(t, env, topic)
+	for key, want := range createdTopicConfigs {
+		if cfg[key] != want {
+			t.Errorf("created topic: %s = %q, want %q", key, cfg[key], want)
+		}
+	}
+	if w := k.Warnings(); len(w) != 0 {
+		t.Errorf("warnings on a topic the store created: %q", w)
+	}
+	// A second store (another subtask) reuses it, whatever it is configured with.
+	k2 := openKafka(t, env, topic, KafkaNumPartitions(3))
+	id2, parts2 := k2.TopicID()
+	if id2 != id || parts2 != testParts {
+		t.Fatalf("reopened: id %v / %d partitions, want %v / %d", id2, parts2, id, testParts)
+	}
+	if w := strings.Join(k2.Warnings(), "\n"); !strings.Contains(w, "has 8 partitions") {
+		t.Errorf("want a warning about the partition count, got %q", w)
+	}
+}
+
+func testKafkaTopicReused(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	_, adm := testClient(t, env)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 4, 1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact,delete"),
+		"retention.ms":   kadm.StringPtr("3600000"),
+	}, topic); err != nil {
+		t.Fatal(err)
+	}
+	var logBuf syncBuffer
+	k := openKafka(t, env, topic, KafkaLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))
+	if _, parts := k.TopicID(); parts != 4 {
+		t.Fatalf("partitions %d, want the existing topic's 4", parts)
+	}
+	w := strings.Join(k.Warnings(), "\n")
+	if !strings.Contains(w, "retention.ms=3600000") || !strings.Contains(w, "set retention.ms=-1") {
+		t.Errorf("warnings %q should report retention.ms=3600000 and the fix", w)
+	}
+	if !strings.Contains(logBuf.String(), "level=WARN") || !strings.Contains(logBuf.String(), "retention.ms=3600000") {
+		t.Errorf("the warning was not logged: %q", logBuf.String())
+	}
+	if cfg := topicConfigs(t, env, topic); cfg["retention.ms"] != "3600000" || cfg["cleanup.policy"] != "compact,delete" {
+		t.Errorf("existing topic changed: %v", cfg)
+	}
+	// It works on the existing topic: the marker names its 4 partitions.
+	putAll(t, k, kRec(5, "a", 0, "x", StatusCompleted))
+	if m := flush(t, k); len(m.Offsets) != 4 {
+		t.Errorf("marker offsets %v, want the 4 partitions", m.Offsets)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testKafkaPutGetFlush(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic, owned(0, 3)) // partitions 0..3
+	m0 := flush(t, k)
+	if m0.Backend != "kafka" || m0.Topic != topic || m0.Version != snapshot.MarkerVersion {
+		t.Fatalf("marker %+v", m0)
+	}
+	if id, _ := k.TopicID(); m0.TopicID != id {
+		t.Fatalf("marker topic id %v, live %v", m0.TopicID, id)
+	}
+	if got := slices.Sorted(maps.Keys(m0.Offsets)); !slices.Equal(got, []int32{0, 1, 2, 3}) {
+		t.Fatalf("marker partitions %v, want [0 1 2 3]", got)
+	}
+	// Input 1 of key a (still running) and inputs 2, 3 of key b, all in key group 1.
+	a1 := kRec(1, "a", 1, "act", StatusRunning)
+	b2 := kRec(1, "b", 2, "act", StatusCompleted)
+	b3 := kRec(1, "b", 3, "act", StatusCompleted)
+	putAll(t, k, a1, b2, b3)
+	if r, ok := k.Get(b2.Key); !ok || r != b2 {
+		t.Fatalf("Get(b2) = %v, %v", r, ok)
+	}
+	m1 := flush(t, k)
+	if m1.Offsets[1] != m0.Offsets[1] {
+		t.Errorf("partition 1: %d, want %d (a1, the first record still needed)", m1.Offsets[1], m0.Offsets[1])
+	}
+	// b2 and b3 finish before cut 1; when checkpoint 2 completes they go, a1 stays.
+	k.MarkInputDone(1, b2.Key.KeyHash, 2, 1)
+	k.MarkInputDone(1, b3.Key.KeyHash, 3, 1)
+	if err := k.CheckpointComplete(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := k.Get(b2.Key); ok {
+		t.Error("b2 kept after its checkpoint completed")
+	}
+	if m := flush(t, k); m.Offsets[1] != m1.Offsets[1] {
+		t.Errorf("partition 1 moved to %d while a1 (offset %d) is in flight", m.Offsets[1], m1.Offsets[1])
+	}
+	// a1 completes with a new version: it replaces the first in the log.
+	a1done := kRec(1, "a", 1, "act", StatusCompleted)
+	putAll(t, k, a1done)
+	m2 := flush(t, k)
+	if m2.Offsets[1] != m0.Offsets[1]+3 {
+		t.Errorf("partition 1: %d, want %d (the new version of a1)", m2.Offsets[1], m0.Offsets[1]+3)
+	}
+	k.MarkInputDone(1, a1.Key.KeyHash, 1, 2)
+	if err := k.CheckpointComplete(3); err != nil {
+		t.Fatal(err)
+	}
+	m3 := flush(t, k)
+	if m3.Offsets[1] != m0.Offsets[1]+4 {
+		t.Errorf("partition 1: %d, want the end %d once nothing is needed", m3.Offsets[1], m0.Offsets[1]+4)
+	}
+	for _, ms := range [][2]snapshot.Marker{{m0, m1}, {m1, m2}, {m2, m3}} {
+		for p, off := range ms[0].Offsets {
+			if ms[1].Offsets[p] < off {
+				t.Errorf("partition %d went back from %d to %d", p, off, ms[1].Offsets[p])
+			}
+		}
+	}
+	s := k.KafkaStats()
+	if s.RecordsWritten != 4 || s.Flushes != 5 || s.Records != 0 || s.Pruned != 3 || s.LatencySamples != 4 || s.WriteLatencyP99 <= 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func testKafkaPutDurable(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic)
+	r := kRec(9, "k", 4, "call", StatusRunning)
+	r.Calls = []CallRecord{{CallID: "llm", Status: CallPending}}
+	if err := k.PutDurable(r); err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged means readable by anyone, without a Flush.
+	recs := readTopic(t, env, topic)
+	if len(recs) != 1 || recs[0].Partition != Partition(9, testParts) {
+		t.Fatalf("topic holds %d records, want 1 in partition %d", len(recs), Partition(9, testParts))
+	}
+	got, err := DecodeRecord(recs[0].Key, recs[0].Value)
+	if err != nil || got.Calls[0].Status != CallPending {
+		t.Fatalf("decoded %v, %v", got, err)
+	}
+	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func testKafkaInvalidPut(t *testing.T, env *kafkaEnv) {
+	k := openKafka(t, env, testTopic(t), owned(0, 3))
+	if err := k.Put(&Record{Key: testKey("a")}); !isKind(err, ErrRecordInvalid) {
+		t.Errorf("invalid record: %v", err)
+	}
+	if err := k.Put(kRec(4, "a", 1, "x", StatusCompleted)); !isKind(err, ErrRecordKeyGroup) {
+		t.Errorf("key group 4 outside [0, 3]: %v", err)
+	}
+	// Neither made the store fail.
+	putAll(t, k, kRec(3, "a", 1, "x", StatusCompleted))
+	flush(t, k)
+}

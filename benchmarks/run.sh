@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ./go/run.sh
-if [ -x bridge/run.sh ]; then ./bridge/run.sh; fi
+for b in bridge pyflink kafka; do
+  if [ -x "$b/run.sh" ]; then "./$b/run.sh"; fi
+done

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The bridge benchmark: Flink map vs the Go passthrough agent on one MiniCluster, same run, same
+# machine (see README.md). Builds bin/flinkgo-testagent and the shim's test classes, runs
+# io.flinkgo.shim.bench.BridgeBench, then (PROFILE=1, the default) a profiled bridge-only run
+# with JFR (JVM) and go.cpuprofile (Go), and writes RESULTS.md beside this script.
+#
+# Usage: benchmarks/bridge/run.sh   (from anywhere; about 4 minutes on 2 cores)
+#   ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1   (the defaults)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/benchmarks/bridge
+out=$here/RESULTS.md
+ROWS=${ROWS:-4000000}
+PARALLELISM=${PARALLELISM:-1,2}
+REPEATS=${REPEATS:-3}
+PROFILE=${PROFILE:-1}
+MVN=${MVN:-mvn -B -q -ntp}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cd "$root"
+go build -o bin/flinkgo-testagent ./cmd/flinkgo-testagent
+agent=$root/bin/flinkgo-testagent
+
+cd "$root/java-shim"
+$MVN -Pbench test-compile >/dev/null
+bench() { # extra -D arguments
+  $MVN -Pbench exec:exec -Dflinkgo.testagent="$agent" "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g' |
+    grep --line-buffered -E '^(map|bridge)-p|^Exception|^Caused|ERROR' || true
+}
+cmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$ROWS -Dbench.parallelism=$PARALLELISM -Dbench.repeats=$REPEATS -Dbench.out=<table>"
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$(date +%s)
+bench -Dbench.rows="$ROWS" -Dbench.parallelism="$PARALLELISM" -Dbench.repeats="$REPEATS" -Dbench.out="$work/table.md" | tee "$work/runs.txt"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+[ -s "$work/table.md" ] || { echo "the benchmark wrote no figures; see the output above" >&2; exit 1; }
+
+if [ "$PROFILE" = 1 ]; then
+  jh=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+  # JFR's profile settings, sampling Java every 2 ms instead of 10 ms.
+  sed 's|method-sampling-java-interval">10 ms<|method-sampling-java-interval">2 ms<|' "$jh/lib/jfr/profile.jfc" >"$work/sample.jfc"
+  pcmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$ROWS -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge -Dbench.profileDir=<dir> \"-Dbench.jvmArgs=-Xms1g -Xmx1g -XX:StartFlightRecording=filename=<dir>/jvm.jfr,settings=<profile.jfc with 2 ms sampling>\""
+  bench -Dbench.rows="$ROWS" -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge \
+    -Dbench.profileDir="$work" "-Dbench.jvmArgs=-Xms1g -Xmx1g -XX:StartFlightRecording=filename=$work/jvm.jfr,settings=$work/sample.jfc" |
+    tee "$work/profiled.txt"
+  go tool pprof -top -cum -nodecount=40 "$agent" "$work"/go-bridge-p1-r0.pprof.0 2>/dev/null | sed -n '1,50p' >"$work/go-top.txt" || true
+  jfr print --events jdk.ExecutionSample "$work/jvm.jfr" | awk -f "$here/jfr-summary.awk" >"$work/jfr-top.txt" || true
+fi
+seconds=$(( $(date +%s) - start ))
+
+flink=$(sed -n 's|.*<flink.version>\(.*\)</flink.version>.*|\1|p' "$root/java-shim/pom.xml")
+arrow=$(sed -n 's|.*<arrow.version>\(.*\)</arrow.version>.*|\1|p' "$root/java-shim/pom.xml")
+arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
+{
+  echo "# Bridge benchmark results"
+  echo
+  echo "Produced by \`benchmarks/bridge/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${seconds} s"
+  echo "(commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) plus the working tree). See README.md for what is measured and how to read it."
+  echo
+  echo "## Machine"
+  echo
+  echo "- $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr)"
+  echo "- load average (1/5/15 min) before: $load_before; after the figures: $load_after"
+  echo "  (the machine is shared: other jobs inflate wall times; the CPU columns count this JVM's and the Go processes' own CPU time)"
+  echo
+  echo "## Versions"
+  echo
+  echo "- $(go version | cut -d' ' -f3), arrow-go $arrow_go"
+  echo "- $(java -version 2>&1 | head -1), Flink $flink (MiniCluster), Arrow Java $arrow"
+  echo "- $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g')"
+  echo
+  echo "## Command"
+  echo
+  echo '```'
+  echo "ROWS=$ROWS PARALLELISM=$PARALLELISM REPEATS=$REPEATS PROFILE=$PROFILE benchmarks/bridge/run.sh"
+  echo "# which runs, in java-shim/:"
+  echo "$cmd"
+  echo '```'
+  echo
+  echo "## Figures"
+  echo
+  cat "$work/table.md"
+  echo
+  echo "Every run (warm-up first; rows/s over first→last row at the sinks):"
+  echo
+  echo '```'
+  cat "$work/runs.txt"
+  echo '```'
+  if [ "$PROFILE" = 1 ]; then
+    echo
+    echo "## Profile of one bridge run (p=1, $ROWS rows)"
+    echo
+    echo '```'
+    echo "$pcmd"
+    cat "$work/profiled.txt"
+    echo '```'
+    echo
+    echo "### Go: \`go tool pprof -top -cum\` (go.cpuprofile)"
+    echo
+    echo '```'
+    cat "$work/go-top.txt"
+    echo '```'
+    echo
+    echo "### JVM: JFR execution samples (\`jfr print --events jdk.ExecutionSample | awk -f benchmarks/bridge/jfr-summary.awk\`)"
+    echo
+    echo '```'
+    cat "$work/jfr-top.txt"
+    echo '```'
+  fi
+} >"$out"
+echo "wrote $out"

@@ -118,7 +118,7 @@ type Emit struct {
 	HasTS     bool
 	// EmitSnapshot
 	CheckpointID int64
-	Sections     []*snapshot.Section // one per key group holding keys, ascending
+	Sections     []*snapshot.Section // one per key group holding keys, ascending; keys unsorted (EncodeSection sorts)
 }
 
 // Ready is what the caller must do after a step, in this order: send Emits

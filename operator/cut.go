@@ -16,6 +16,8 @@ import (
 //
 // The sections share immutable values with the live state (memory values are
 // never modified in place), so they may be encoded on another goroutine.
+// Keys are in table order, not sorted: snapshot.EncodeSection sorts them, so
+// the sort runs on the encoding goroutines, not on the core's.
 func (c *Core) Barrier(checkpointID int64) {
 	c.lastCut = checkpointID
 	var sections []*snapshot.Section
@@ -26,7 +28,7 @@ func (c *Core) Barrier(checkpointID int64) {
 		n := 0
 		c.table.RangeGroup(kg, func(_ []byte, ks *keyState) bool { n += len(ks.mem); return true })
 		arena := make([]snapshot.MemItem, 0, n)
-		c.table.RangeSorted(kg, func(key []byte, ks *keyState) bool {
+		c.table.RangeGroup(kg, func(key []byte, ks *keyState) bool {
 			var st snapshot.KeyState
 			st, arena = ks.cut(arena)
 			sec.Keys = append(sec.Keys, st)

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -86,8 +87,10 @@ func putZbuf(b *[]byte) {
 }
 
 // EncodeSection encodes the state of one key group. Identical sections give
-// identical bytes. s.Keys must be sorted by Key (bytes.Compare) without
-// duplicates, every ShortTerm and Sensory sorted by Path without duplicates,
+// identical bytes. If s.Keys are not sorted by Key (bytes.Compare),
+// EncodeSection sorts them in place first — so a producer can hand over keys
+// in any order and the sort runs on the encoding goroutine. Keys must not
+// repeat, every ShortTerm and Sensory sorted by Path without duplicates,
 // and every value in the value domain; otherwise it returns an *Error of kind
 // ErrInvalid naming the key and the offending path.
 func EncodeSection(s *Section) ([]byte, error) {
@@ -97,6 +100,7 @@ func EncodeSection(s *Section) ([]byte, error) {
 	if s.KeyGroup < 0 || s.KeyGroup > MaxKeyGroup {
 		return nil, newErr(s.KeyGroup, ErrInvalid, "key group %d is outside [0, %d]", s.KeyGroup, MaxKeyGroup)
 	}
+	sortKeys(s.Keys)
 	st := getEncState()
 	defer putEncState(st)
 	body, err := st.encodeBody(s)
@@ -265,4 +269,12 @@ func unzstd(kg int32, payload []byte, ulen uint64, buf []byte) ([]byte, error) {
 		return nil, newErr(kg, ErrCorrupt, "zstd payload decompresses to %d bytes, header says %d", len(out), ulen)
 	}
 	return out, nil
+}
+
+// sortKeys sorts keys by Key unless they already are.
+func sortKeys(keys []KeyState) {
+	cmp := func(a, b KeyState) int { return bytes.Compare(a.Key, b.Key) }
+	if !slices.IsSortedFunc(keys, cmp) {
+		slices.SortFunc(keys, cmp)
+	}
 }

@@ -16,9 +16,8 @@ import "github.com/flinkgo/flinkgo/snapshot"
 const inputEventPos = ^uint32(0)
 
 func eventID(seed, keyHash, seq uint64, pos uint32) snapshot.UUID {
-	hi := mix64(seed ^ keyHash)
-	lo := mix64(hi ^ mix64(seq+0x9e3779b97f4a7c15) ^ uint64(pos)<<1)
-	hi = mix64(hi + lo)
+	hi := mix64(seed ^ keyHash ^ seq*0x9e3779b97f4a7c15)
+	lo := mix64(hi ^ (uint64(pos)+1)*0xc2b2ae3d27d4eb4f ^ seq)
 	var u snapshot.UUID
 	for i := 0; i < 8; i++ {
 		u[i] = byte(hi >> (56 - 8*i))

@@ -1,6 +1,7 @@
 # flinkgo — the front door.
 #   make demo   a real Flink job (MiniCluster) feeding generated orders through the Go example agent
-#   make test   every Go and Java test, short fuzz runs, the crash simulation
+#   make test   every Go, Java and Python test, short fuzz runs, the crash simulation,
+#               against a real Kafka broker that it starts and stops
 #   make bench  benchmarks (figures go to benchmarks/)
 
 GO       ?= go
@@ -17,9 +18,21 @@ SHIM_JAR := java-shim/target/flinkgo-shim-0.1.0-SNAPSHOT.jar
 FUZZ := snapshot:FuzzDecodeSection snapshot:FuzzDecodeMarker \
         statestore:FuzzParseRecordKey statestore:FuzzDecodeRecord statestore:FuzzDecodeValue \
         statestore:FuzzDecodeControl \
-        arrowio:FuzzDecodeBatch bridge:FuzzReadFrame bridge:FuzzControlFrames
+        arrowio:FuzzDecodeBatch bridge:FuzzReadFrame bridge:FuzzControlFrames \
+        cmd/flinkgo:FuzzDecodePlan
 
-.PHONY: all build agent shim test go-check go-test sim fuzz java-test demo bench clean
+.PHONY: all build agent shim test test-all go-check go-test sim fuzz java-test python-shim python-test demo bench clean
+
+VENV := $(CURDIR)/.venv
+PY   := $(VENV)/bin/python
+KAFKA := $(CURDIR)/testdata/kafka/kafka.sh
+
+# $(call with-kafka,CMD): run CMD with FLINKGO_KAFKA naming a real broker
+# (KRaft, from Maven Central jars, on 127.0.0.1): the one in the environment,
+# or one started here and stopped when CMD ends, whatever its outcome.
+with-kafka = set -e; if [ -n "$$FLINKGO_KAFKA" ]; then $(1); else \
+	addr=$$($(KAFKA) start); trap '$(KAFKA) stop >/dev/null 2>&1 || true' EXIT; \
+	echo "Kafka broker at $$addr"; export FLINKGO_KAFKA=$$addr FLINKGO_KAFKA_SCRIPT=$(KAFKA); $(1); fi
 
 all: build
 
@@ -29,12 +42,16 @@ agent:
 	$(GO) build ./...
 	$(GO) build -o $(AGENT) ./cmd/orderscoring
 	$(GO) build -o $(TESTAGENT) ./cmd/flinkgo-testagent
+	$(GO) build -o $(BIN)/flinkgo ./cmd/flinkgo
 	@set -e; for f in $(FIXTURES); do $(GO) build -o $(BIN)/$$f ./testdata/fixtures/$$f; done
 
 shim:
 	cd java-shim && $(MVN) -DskipTests package
 
-test: go-check go-test sim fuzz java-test
+test:
+	@$(call with-kafka,$(MAKE) --no-print-directory test-all)
+
+test-all: go-check go-test sim fuzz java-test python-test
 	@echo "make test: all passed"
 
 go-check:
@@ -42,13 +59,9 @@ go-check:
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/fixtures/...
 
-# Go tests, with a real Kafka broker (KRaft, from Maven Central jars) on
-# 127.0.0.1 for the action-state store's guarantees; stopped afterwards.
-KAFKA := $(CURDIR)/testdata/kafka/kafka.sh
+# Go tests; the Kafka store suite also runs against the real broker.
 go-test:
-	@set -e; addr=$$($(KAFKA) start); trap '$(KAFKA) stop >/dev/null 2>&1 || true' EXIT; \
-	  echo "Kafka broker at $$addr"; \
-	  FLINKGO_KAFKA=$$addr FLINKGO_KAFKA_SCRIPT=$(KAFKA) $(GO) test -race -short -count=1 ./...
+	@$(call with-kafka,$(GO) test -race -short -count=1 ./...)
 
 # The full crash simulation (every seed, every crash point), without -race.
 sim:
@@ -65,13 +78,26 @@ JAVA_IT_PROPS := -Dflinkgo.binary=$(AGENT) -Dflinkgo.testagent=$(TESTAGENT) \
 	-Dflinkgo.fixture.badversion=$(BIN)/badversion -Dflinkgo.fixture.badtoken=$(BIN)/badtoken
 
 java-test: agent
-	cd java-shim && $(MVN) verify -Pit $(JAVA_IT_PROPS)
+	@$(call with-kafka,cd java-shim && $(MVN) verify -Pit $(JAVA_IT_PROPS) -Dflinkgo.kafka=$$FLINKGO_KAFKA)
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q "apache-flink==2.3.0" pytest
+
+python-shim: shim $(PY)
+	rm -f python-shim/src/flinkgo/lib/flinkgo-shim-*.jar
+	cp $(SHIM_JAR) python-shim/src/flinkgo/lib/
+	$(VENV)/bin/pip install -q -e python-shim
+
+python-test: agent python-shim
+	@$(call with-kafka,FLINKGO_SHIM_JAR=$(CURDIR)/$(SHIM_JAR) FLINKGO_BINARY=$(AGENT) $(PY) -m pytest -q python-shim/tests)
 
 demo: agent shim
 	cd java-shim && $(MVN) -Pdemo test-compile exec:exec -Dflinkgo.binary=$(AGENT)
 
-bench: agent
+bench: agent shim python-shim
 	benchmarks/run.sh
 
 clean:
-	rm -rf $(BIN) java-shim/target
+	rm -rf $(BIN) java-shim/target python-shim/src/flinkgo/lib/*.jar

@@ -64,6 +64,9 @@ type server struct {
 	ob       *arrowio.OutputBuilder
 	debt     int // restored inputs: their credit is not granted again
 	cpID     int64
+	ctx      context.Context   // Serve's
+	markers  []snapshot.Marker // RESTORE_DONE's, decoded
+	marking  *markWork         // MarkDoneBelow of the restored keys, nil if none
 }
 
 // Serve runs the protocol on conn, as the Go process of one operator
@@ -79,18 +82,20 @@ func Serve(ctx context.Context, conn net.Conn, cfg ServerConfig) error {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &server{cfg: cfg, conn: conn, br: bufio.NewReaderSize(conn, 256<<10),
-		bw: bufio.NewWriterSize(conn, 64<<10), log: lg, maxFrame: DefaultMaxFrame}
+		bw: bufio.NewWriterSize(conn, 64<<10), log: lg, maxFrame: DefaultMaxFrame, ctx: ctx}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() }) // unblocks handshake reads
 	err := s.handshake()
 	if !stop() {
 		// ctx ended during the handshake.
+		s.closeStore()
 		if s.ob != nil {
 			s.ob.Release()
 		}
 		return fmt.Errorf("bridge: stopped before READY: %w", context.Cause(ctx))
 	}
 	if err != nil {
+		s.closeStore()
 		if s.ob != nil {
 			s.ob.Release()
 		}
@@ -210,9 +215,13 @@ func (s *server) handshake() error {
 	if err != nil {
 		return err
 	}
+	if err := s.recoverStore(); err != nil {
+		return err
+	}
 	if err := s.core.Restore(s.cpID, sections); err != nil {
 		return &ProtocolError{Code: CodeRestoreFailed, Message: fmt.Sprintf("restoring %d key-group sections of checkpoint %d: %v", len(sections), s.cpID, err), Err: err}
 	}
+	s.markRestored(sections)
 	// Restored inputs (held, or finished during Restore) earn credit the
 	// operator never spent: it is not passed on.
 	st := s.core.Stats()
@@ -247,6 +256,9 @@ func (s *server) setup(open *Open) error {
 	}
 	s.set = set
 	set.core.Logger = s.log
+	if err := s.openStore(open); err != nil {
+		return err
+	}
 	if set.memoryLimit > 0 && s.cfg.SetMemoryLimit {
 		applyMemoryLimit(set.memoryLimit)
 		s.log.Info("memory limit set", "bytes", set.memoryLimit)
@@ -297,6 +309,7 @@ func (s *server) readRestore() ([]*snapshot.Section, error) {
 						Message: fmt.Sprintf("RESTORE_DONE marker %d of %d: %v", i+1, len(m.Markers), err)}
 				}
 				s.cpID = max(s.cpID, mk.CheckpointID)
+				s.markers = append(s.markers, *mk)
 			}
 			return sections, nil
 		default:

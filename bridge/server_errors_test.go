@@ -117,7 +117,7 @@ func TestServeHandshakeErrors(t *testing.T) {
 		{"unknown agent", func(j *fakeJVM, o *Open) { o.Agent = "nope" },
 			nil, CodeInternal, []string{`"nope"`, "echo"}},
 		{"kafka store", func(j *fakeJVM, o *Open) { o.Options = map[string]string{"actionStateStoreBackend": "kafka"} },
-			nil, CodeInternal, []string{"not available yet"}},
+			nil, CodeInternal, []string{"kafkaActionStateTopic is required"}},
 		{"bad input schema", func(j *fakeJVM, o *Open) { o.InputSchema = []byte("not arrow") },
 			nil, CodeBadSchema, []string{"input_schema"}},
 		{"bad section", nil, []*Restore{{KeyGroup: 3, Section: []byte("garbage")}},

@@ -64,6 +64,7 @@ type loop struct {
 }
 
 func (s *server) run(ctx context.Context) error {
+	defer startCPUProfile(s.set.cpuProfile, s.open.Subtask, s.log)()
 	l := &loop{
 		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.core.MaxConcurrency),
 		w: newWriter(s), in: make(chan inMsg, 4), stopRd: make(chan struct{}),
@@ -76,6 +77,7 @@ func (s *server) run(ctx context.Context) error {
 	err := l.loop(ctx)
 	close(l.stopRd)
 	l.pool.close()
+	s.stopMarking()
 	if st := s.set.store; st != nil {
 		if cerr := st.Close(); cerr != nil {
 			s.log.Warn("closing the action-state store", "err", cerr)
@@ -208,8 +210,10 @@ func (l *loop) handle(m inMsg) (closed bool, err error) {
 	case *CheckpointComplete:
 		if st := l.s.set.store; st != nil {
 			if err := st.CheckpointComplete(c.CheckpointID); err != nil {
-				// Pruning is best effort, never needed for correctness.
-				l.s.log.Warn("action-state store: pruning after checkpoint failed", "checkpoint", c.CheckpointID, "err", err)
+				// Pruning is best effort, but the store only fails this way
+				// when it has failed (a write was lost): never go on silently.
+				return false, &ProtocolError{Code: CodeStoreFailed, Err: err,
+					Message: fmt.Sprintf("action-state store after checkpoint %d completed: %v", c.CheckpointID, err)}
 			}
 		}
 	case *CheckpointAborted:

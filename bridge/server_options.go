@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ const (
 	OptOutputRows   = "go.output.rows"
 	OptOutputBytes  = "go.output.bytes"
 	OptOutputLinger = "go.output.linger.ms"
+	OptCPUProfile   = "go.cpuprofile"
 
 	defaultCreditRows   = 16384
 	defaultOutputRows   = 1024
@@ -40,31 +42,34 @@ type OptionDoc struct {
 // Options lists the options the Go process understands, with their
 // defaults (empty: unset) and docs, as the describe manifest shows them.
 func Options() []OptionDoc {
-	return []OptionDoc{
+	return append([]OptionDoc{
 		{operator.OptErrorStrategy, "fail", "What a failed action does: fail (the Flink task fails and restarts from the last checkpoint), retry (retryable errors, up to max-retries, then fail) or ignore (drop the action's effects). Default: fail."},
 		{operator.OptMaxRetries, "3", "Retries of a failed action with error-handling-strategy=retry. Default: 3."},
 		{operator.OptRetryWait, "1 s", "Wait before the first retry; it doubles with every attempt. Default: 1 s."},
 		{operator.OptNumAsync, "", "Actions running at once per subtask (of different keys); the size of the worker pool. Unset (default): 2 x the cores Go sees."},
 		{operator.OptJobIdentifier, "", "Stable identity of the job: seeds the event ids that key action-state records. Unset (default): the operator id. Keep it across restarts and savepoints."},
-		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (not available yet in this build). Default: none."},
+		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (the kafka* options; docs/kafka-store.md). Default: none."},
 		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Initial credit: input rows the operator may send that Go has not finished. Default: 16384."},
 		{OptMemoryLimit, "", "Soft memory limit of the Go process (GOMEMLIMIT), in bytes or with a unit: 512m, 2g, 1gb. Unset (default): none (the GOMEMLIMIT environment variable, if any)."},
 		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 1024."},
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
 		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
-	}
+		{OptCPUProfile, "", "Diagnostics: an absolute path; each Go process writes a CPU profile (pprof) of its run, from READY to exit, to <path>.<subtask> (a restarted subtask overwrites it). Unset (default): no profile."},
+	}, kafkaOptionDocs()...)
 }
 
 // settings is what the server takes from OPEN's options.
 type settings struct {
 	core        operator.Config
-	store       statestore.ActionStore // nil: none
+	store       statestore.ActionStore // nil: none; the Kafka store is opened by openStore
+	kafka       []statestore.KafkaOpt  // backend kafka: the store's options
 	backend     string
 	creditRows  int
 	memoryLimit int64 // 0: unset
 	outRows     int
 	outBytes    int
 	lingerMs    int
+	cpuProfile  string // "": none
 }
 
 // parseSettings builds the core config and the server settings from OPEN.
@@ -118,9 +123,14 @@ func parseSettings(open *Open) (*settings, error) {
 					err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
 				}
 			}
+		case k == OptCPUProfile:
+			if v != "" && !filepath.IsAbs(v) {
+				err = fmt.Errorf("bridge: option %s=%q: use an absolute path (the process runs in the operator's socket directory)", k, v)
+			}
+			s.cpuProfile = v
 		case strings.HasPrefix(k, "go."), strings.HasPrefix(k, "kafka"):
-			// The JVM operator's options and the Kafka store's (a later
-			// release reads them): not for this process.
+			// The JVM operator's options, and the Kafka store's (read
+			// below with statestore.KafkaOptionsFrom when it is used).
 		default:
 			return nil, fmt.Errorf("bridge: unknown option %q (value %q): it is neither a Flink Agents option this runtime knows (%s), nor a go.* option, nor an action-state store option (%s, kafka*); remove it or fix its spelling",
 				k, v, strings.Join(coreOptionNames(), ", "), OptStoreBackend)
@@ -135,7 +145,9 @@ func parseSettings(open *Open) (*settings, error) {
 	case "memory":
 		s.store = statestore.NewMemory()
 	case "kafka":
-		return nil, fmt.Errorf("bridge: option %s=kafka: the Kafka action-state store is not available yet in this build; use none or memory", OptStoreBackend)
+		if s.kafka, err = kafkaOptions(open); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("bridge: option %s=%q: use none, memory or kafka", OptStoreBackend, s.backend)
 	}

@@ -56,6 +56,7 @@ type Kafka struct {
 	recs    map[RecordKey]*kEntry
 	byInput map[inputID][]RecordKey
 	done    map[int64][]inputID
+	below   belowMarks             // MarkDoneBelow marks, not yet pruned
 	queues  map[int32]*offsetQueue // acknowledged versions per partition, by offset
 	end     map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
 	pending map[int32]int          // records produced and not yet acknowledged, per partition
@@ -68,8 +69,9 @@ type Kafka struct {
 }
 
 var (
-	_ ActionStore  = (*Kafka)(nil)
-	_ InputTracker = (*Kafka)(nil)
+	_ ActionStore          = (*Kafka)(nil)
+	_ InputTracker         = (*Kafka)(nil)
+	_ RestoredInputTracker = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -389,11 +391,21 @@ func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut in
 	}
 }
 
+// MarkDoneBelow implements RestoredInputTracker: after a Recover, the
+// recovered records of the key's inputs below seq are pruned by the first
+// CheckpointComplete with an id above lastCut.
+func (k *Kafka) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.below.mark(k.byInput, kg, keyHash, seq, lastCut)
+}
+
 // CheckpointComplete implements ActionStore: it drops every record of every
-// input marked done with lastCut < checkpointID (InputTracker) from memory,
-// so later markers no longer point at them, and with tombstones enabled
-// writes a tombstone for each (asynchronously; results are checked like any
-// write). Records of inputs not marked done, in flight at a cut, are kept.
+// input marked done (MarkInputDone, MarkDoneBelow) with lastCut <
+// checkpointID from memory, so later markers no longer point at them, and
+// with tombstones enabled writes a tombstone for each (asynchronously;
+// results are checked like any write). Records of inputs not marked done, in
+// flight at a cut, are kept.
 func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 	k.mu.Lock()
 	if err := k.usable(); err != nil {
@@ -406,21 +418,12 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 			continue
 		}
 		for _, in := range ins {
-			for _, key := range k.byInput[in] {
-				e, ok := k.recs[key]
-				if !ok {
-					continue
-				}
-				e.dropped, e.rec = true, nil
-				delete(k.recs, key)
-				k.stats.Pruned++
-				if k.cfg.tombstones {
-					tombs = append(tombs, e)
-				}
-			}
-			delete(k.byInput, in)
+			tombs = k.prune(in, tombs)
 		}
 		delete(k.done, cut)
+	}
+	for _, in := range k.below.due(k.byInput, checkpointID) {
+		tombs = k.prune(in, tombs)
 	}
 	k.mu.Unlock()
 	for _, e := range tombs {
@@ -436,6 +439,25 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		})
 	}
 	return nil
+}
+
+// prune drops the records of input in from memory and appends them to
+// tombs if tombstones are enabled. REQUIRES: k.mu held.
+func (k *Kafka) prune(in inputID, tombs []*kEntry) []*kEntry {
+	for _, key := range k.byInput[in] {
+		e, ok := k.recs[key]
+		if !ok {
+			continue
+		}
+		e.dropped, e.rec = true, nil
+		delete(k.recs, key)
+		k.stats.Pruned++
+		if k.cfg.tombstones {
+			tombs = append(tombs, e)
+		}
+	}
+	delete(k.byInput, in)
+	return tombs
 }
 
 // Close implements ActionStore: records not yet acknowledged are abandoned

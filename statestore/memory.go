@@ -43,6 +43,7 @@ type Memory struct {
 	recs       map[RecordKey]*memEntry
 	byInput    map[inputID][]RecordKey // keys of the records of each input
 	done       map[int64][]inputID     // finished inputs by lastCut, not yet pruned
+	below      belowMarks              // MarkDoneBelow marks, not yet pruned
 	nextPos    int64                   // log position of the next Put
 	flushedPos int64                   // records with pos < flushedPos are durable
 	err        error                   // sticky failure (Fail)
@@ -77,8 +78,9 @@ type Stats struct {
 }
 
 var (
-	_ ActionStore  = (*Memory)(nil)
-	_ InputTracker = (*Memory)(nil)
+	_ ActionStore          = (*Memory)(nil)
+	_ InputTracker         = (*Memory)(nil)
+	_ RestoredInputTracker = (*Memory)(nil)
 )
 
 // NewMemory returns an empty in-memory store.
@@ -209,9 +211,17 @@ func (m *Memory) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut i
 	}
 }
 
+// MarkDoneBelow implements RestoredInputTracker.
+func (m *Memory) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.below.mark(m.byInput, kg, keyHash, seq, lastCut)
+}
+
 // CheckpointComplete implements ActionStore: it drops every record of every
-// input marked done with lastCut < checkpointID (see InputTracker for why
-// that is safe). Records of inputs not marked done are kept.
+// input marked done (MarkInputDone, MarkDoneBelow) with lastCut <
+// checkpointID (see InputTracker for why that is safe). Records of inputs
+// not marked done are kept.
 func (m *Memory) CheckpointComplete(checkpointID int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -223,19 +233,27 @@ func (m *Memory) CheckpointComplete(checkpointID int64) error {
 			continue
 		}
 		for _, in := range ins {
-			for _, k := range m.byInput[in] {
-				if e, ok := m.recs[k]; ok {
-					m.stats.Bytes -= int64(e.cur.size)
-					m.stats.Records--
-					m.stats.Pruned++
-					delete(m.recs, k)
-				}
-			}
-			delete(m.byInput, in)
+			m.prune(in)
 		}
 		delete(m.done, cut)
 	}
+	for _, in := range m.below.due(m.byInput, checkpointID) {
+		m.prune(in)
+	}
 	return nil
+}
+
+// prune drops the records of input in. REQUIRES: m.mu held.
+func (m *Memory) prune(in inputID) {
+	for _, k := range m.byInput[in] {
+		if e, ok := m.recs[k]; ok {
+			m.stats.Bytes -= int64(e.cur.size)
+			m.stats.Records--
+			m.stats.Pruned++
+			delete(m.recs, k)
+		}
+	}
+	delete(m.byInput, in)
 }
 
 // Close implements ActionStore. Later writes return ErrClosed; Get keeps
@@ -287,6 +305,7 @@ func (m *Memory) SimulateCrash(loseUnflushed bool) {
 		m.byInput[in] = append(m.byInput[in], k)
 	}
 	clear(m.done)
+	m.below.reset()
 	m.err = nil
 	m.closed = false
 }

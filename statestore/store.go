@@ -56,3 +56,23 @@ type inputID struct {
 }
 
 func (k *RecordKey) input() inputID { return inputID{k.KeyGroup, k.KeyHash, k.Seq} }
+
+// RestoredInputTracker is implemented by stores that can prune the records
+// of inputs a restore no longer replays. After a restore the core knows, per
+// key, the first input it will process again (the input in flight at the
+// restored cut, else the first queued one, else the key's next sequence
+// number): every input of that key with a smaller sequence number finished
+// before the cut and is done. MarkInputDone never reports them (they do not
+// run again), so without MarkDoneBelow their recovered records would stay
+// held, and keep the Kafka marker back, for ever.
+//
+// MarkDoneBelow(kg, keyHash, seq, lastCut) marks every input of the key
+// with a sequence number below seq as done with lastCut (normally the
+// restored checkpoint's id), as MarkInputDone does for one input; a later
+// CheckpointComplete(id) with id > lastCut drops their records. It covers
+// the records the store holds when it is called (the recovered ones); it is
+// cheap (no I/O, O(1) per call after the first) and safe to call from any
+// goroutine while the store is in use.
+type RestoredInputTracker interface {
+	MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64)
+}

@@ -21,6 +21,7 @@ import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
@@ -72,6 +73,12 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     /** Name of the union list state holding every subtask's recovery marker. */
     public static final String MARKER_STATE = "flinkgo-recovery-marker";
 
+    /** Counter metric: bytes of the frames sent to the Go process after READY, headers included. */
+    public static final String METRIC_BYTES_TO_GO = "numBytesToGo";
+
+    /** Counter metric: bytes of the frames received from the Go process after READY, headers included. */
+    public static final String METRIC_BYTES_FROM_GO = "numBytesFromGo";
+
     private final GoAgentSpec spec;
     private final transient MailboxExecutor mailbox;
 
@@ -97,6 +104,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private transient GoSession session;
     private transient ListState<byte[]> markerState;
     private transient StreamRecord<Row> outRecord;
+    private transient Counter bytesToGo;
+    private transient Counter bytesFromGo;
 
     // Protocol state (task thread only).
     private transient long credit;
@@ -153,6 +162,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         outputs = new OutputReader(allocator, limit / 2, spec.outputRowType());
         frameBuffer = new ExposedBuffer((int) Math.min(batchBytes + (batchBytes >> 2), maxFrame));
         outRecord = new StreamRecord<>(null);
+        bytesToGo = getMetricGroup().counter(METRIC_BYTES_TO_GO);
+        bytesFromGo = getMetricGroup().counter(METRIC_BYTES_FROM_GO);
         pendingWatermarks = new ArrayDeque<>();
         snapshotsReady = new HashMap<>();
 
@@ -353,6 +364,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         if (closed || failure != null) {
             return;
         }
+        bytesFromGo.inc(Frames.HEADER_BYTES + f.payload().length);
         switch (f.type()) {
             case CREDIT:
                 credit += Messages.Credit.decode(f.payload()).rows();
@@ -485,6 +497,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private void send(FrameType type, byte[] payload, int len) throws Exception {
         try {
             session.channel().send(type, payload, 0, len);
+            bytesToGo.inc(Frames.HEADER_BYTES + len);
         } catch (IOException e) {
             throw fail(session.failure("sending " + type + " failed: " + e, e));
         }
@@ -495,7 +508,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             return;
         }
         try {
-            session.channel().send(type, new Messages.CheckpointId(checkpointId).encode());
+            byte[] payload = new Messages.CheckpointId(checkpointId).encode();
+            session.channel().send(type, payload);
+            bytesToGo.inc(Frames.HEADER_BYTES + payload.length);
         } catch (IOException e) {
             LOG.info("{}({}) not delivered to the Go process: {}", type, checkpointId, e.toString());
         }

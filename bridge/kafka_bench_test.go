@@ -1,0 +1,192 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/flinkgo/flinkgo/arrowio"
+	"github.com/flinkgo/flinkgo/examples/orderscoring"
+	"github.com/flinkgo/flinkgo/operator"
+)
+
+// BenchmarkServeKafka measures the order-scoring agent through Serve over
+// a real Unix socket with the three store settings benchmarks/kafka
+// compares: no store, the Kafka store (group commit, flush at barriers) and
+// the Kafka store waiting for every record (kafka.flush.per.record, as
+// upstream Flink Agents does). One op is one 1024-row DATA batch; 4096
+// customers, so many keys run at once; a BARRIER every 16 batches, its
+// CHECKPOINT_COMPLETE as soon as its SNAPSHOT is back (pruning). An input
+// runs two actions (score, with one durable call, and decide): actions/s
+// is 2 x inputs/s. Needs FLINKGO_KAFKA (a real broker); skipped otherwise.
+func BenchmarkServeKafka(b *testing.B) {
+	addr := os.Getenv("FLINKGO_KAFKA")
+	if addr == "" {
+		b.Skip("FLINKGO_KAFKA is not set: benchmarks/kafka/run.sh starts a broker and sets it")
+	}
+	modes := []struct {
+		name string
+		opts map[string]string
+	}{
+		{"store=none", map[string]string{}},
+		{"store=kafka", map[string]string{"actionStateStoreBackend": "kafka"}},
+		{"store=kafka-flush-per-record", map[string]string{"actionStateStoreBackend": "kafka", "kafka.flush.per.record": "true"}},
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			opts := map[string]string{}
+			for k, v := range m.opts {
+				opts[k] = v
+			}
+			if opts["actionStateStoreBackend"] == "kafka" {
+				opts["kafkaBootstrapServers"] = addr
+				opts["kafkaActionStateTopic"] = fmt.Sprintf("flinkgo-bench-%d", time.Now().UnixNano())
+			}
+			if t := os.Getenv("BENCH_THREADS"); t != "" {
+				opts["num-async-threads"] = t
+			}
+			benchScoring(b, opts)
+		})
+	}
+}
+
+func benchScoring(b *testing.B, opts map[string]string) {
+	const batchRows, customers, barrierEvery = 1024, 4096, 16
+	cols := []arrowio.Column{{Name: "customer", Type: "STRING"}, {Name: "order_id", Type: "BIGINT"}, {Name: "amount", Type: "DOUBLE"}}
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{orderscoring.Agent()}}, cols)
+	rd := j.handshake(j.defaultOpen(orderscoring.AgentName, opts), nil, nil)
+	_ = j.conn.SetReadDeadline(time.Time{}) // the handshake's 10 s deadline; a slow mode runs longer
+
+	var frames [][]byte
+	for f := 0; f < customers/batchRows; f++ {
+		for i := 0; i < batchRows; i++ {
+			n := f*batchRows + i
+			k := fmt.Sprintf("customer-%05d", n)
+			if err := j.in.Append(int32(n%128), []byte(k), int64(n), true, []any{k, int64(n), float64(n%97) + 0.5}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p, err := j.in.Flush()
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = append(frames, append(AppendFrameHeader(nil, FrameData, len(p)), p...))
+	}
+
+	// The reader never blocks on the main loop: credit and completed
+	// snapshots accumulate, wake says there is news.
+	var granted atomic.Int64
+	var mu sync.Mutex
+	var snaps []int64
+	wake := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	done := make(chan error, 1)
+	var outRows int64
+	go func() {
+		buf := make([]byte, 0, 1<<20)
+		for {
+			f, err := ReadFrame(j.br, 0, buf)
+			if err != nil {
+				done <- err
+				return
+			}
+			if cap(f.Payload) > cap(buf) {
+				buf = f.Payload[:0]
+			}
+			switch f.Type {
+			case FrameOutput:
+				outRows += countRows(f.Payload)
+			case FrameCredit:
+				m, _ := DecodeControl(f)
+				granted.Add(m.(*Credit).Rows)
+				notify()
+			case FrameSnapshot:
+				m, _ := DecodeControl(f)
+				if s := m.(*Snapshot); s.Last {
+					mu.Lock()
+					snaps = append(snaps, s.CheckpointID)
+					mu.Unlock()
+				}
+			case FrameError:
+				m, _ := DecodeControl(f)
+				done <- fmt.Errorf("ERROR from Go: %+v", m)
+				return
+			case FrameEndAck:
+				done <- nil
+				return
+			}
+		}
+	}()
+
+	credit := rd.Credit
+	cp := int64(0)
+	completeSnaps := func() {
+		mu.Lock()
+		ids := snaps
+		snaps = nil
+		mu.Unlock()
+		for _, id := range ids {
+			j.send(&CheckpointComplete{CheckpointID: id})
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		for credit += granted.Swap(0); credit < batchRows; credit += granted.Swap(0) {
+			select {
+			case <-wake:
+			case err := <-done:
+				b.Fatalf("connection ended: %v", err)
+			}
+		}
+		completeSnaps()
+		j.writeRaw(frames[i%len(frames)])
+		credit -= batchRows
+		if (i+1)%barrierEvery == 0 {
+			cp++
+			j.send(&Barrier{CheckpointID: cp})
+		}
+	}
+	j.send(&EndInput{})
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	inputs := float64(b.N) * batchRows
+	if outRows != int64(inputs) {
+		b.Fatalf("%d output rows for %.0f inputs", outRows, inputs)
+	}
+	b.ReportMetric(inputs/elapsed.Seconds(), "inputs/s")
+	b.ReportMetric(2*inputs/elapsed.Seconds(), "actions/s")
+	b.ReportMetric(float64(rssKiB("VmHWM"))/1024, "peak-rss-MiB")
+	j.send(&Close{})
+	if err := j.wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// countRows counts the rows of an OUTPUT payload (-1 if it does not decode).
+func countRows(payload []byte) int64 {
+	rd, err := ipc.NewReader(bytes.NewReader(payload))
+	if err != nil {
+		return -1
+	}
+	defer rd.Release()
+	var n int64
+	for rd.Next() {
+		n += rd.RecordBatch().NumRows()
+	}
+	return n
+}

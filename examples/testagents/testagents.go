@@ -1,0 +1,97 @@
+// Package testagents holds small agents for end-to-end tests and
+// benchmarks of the bridge; cmd/flinkgo-testagent is their binary.
+//
+// Both agents read the input columns id BIGINT, customer STRING and
+// payload STRING (the stream is keyed by customer):
+//
+//   - "passthrough" emits (id, customer, payload) unchanged, one output row
+//     per input; it measures what the bridge itself costs.
+//   - "slow" keeps a per-key input counter n in short-term memory (so a
+//     restore can be checked: n continues, never repeats) and emits
+//     (id, customer, payload, n). An input whose customer starts with
+//     "slow" takes SlowDelay (3 s) before it emits, as an LLM call would;
+//     every other input emits at once.
+package testagents
+
+import (
+	"strings"
+	"time"
+
+	"github.com/flinkgo/flinkgo/operator"
+)
+
+// Agent names (go.agent).
+const (
+	PassthroughName = "passthrough"
+	SlowName        = "slow"
+)
+
+// SlowPrefix marks the customers whose inputs the slow agent delays.
+const SlowPrefix = "slow"
+
+// SlowDelay is how long the slow agent's action takes for a customer that
+// starts with SlowPrefix.
+const SlowDelay = 3 * time.Second
+
+// memCount is the slow agent's per-key counter in short-term memory.
+const memCount = "n"
+
+// InputColumns are the input columns both agents read, with Flink types.
+func InputColumns() []operator.Column {
+	return []operator.Column{{Name: "id", Type: "BIGINT"}, {Name: "customer", Type: "STRING"}, {Name: "payload", Type: "STRING"}}
+}
+
+// All returns every agent of the test binary.
+func All() []*operator.Agent {
+	return []*operator.Agent{Passthrough(), Slow()}
+}
+
+// Passthrough returns the agent that emits every input row unchanged.
+func Passthrough() *operator.Agent {
+	return &operator.Agent{
+		Name:    PassthroughName,
+		Actions: []operator.Action{{Name: "forward", Listen: []string{operator.InputEventType}, Fn: forward}},
+		Output:  InputColumns(),
+	}
+}
+
+func forward(ctx *operator.Context, ev *operator.Event) error {
+	in := ev.Input()
+	id, _ := operator.Get(in, "id")
+	customer, _ := operator.Get(in, "customer")
+	payload, _ := operator.Get(in, "payload")
+	return ctx.SendEvent(operator.NewOutput(id, customer, payload))
+}
+
+// Slow returns the slow agent with SlowDelay.
+func Slow() *operator.Agent { return NewSlow(SlowDelay) }
+
+// NewSlow returns the slow agent delaying the inputs of "slow*" customers
+// by delay (unit tests use a short one; the binary uses SlowDelay).
+func NewSlow(delay time.Duration) *operator.Agent {
+	return &operator.Agent{
+		Name: SlowName,
+		Actions: []operator.Action{{
+			Name: "count", Listen: []string{operator.InputEventType},
+			Fn: func(ctx *operator.Context, ev *operator.Event) error {
+				in := ev.Input()
+				customer, err := operator.GetString(in, "customer")
+				if err != nil {
+					return operator.Permanent(err)
+				}
+				id, _ := operator.Get(in, "id")
+				payload, _ := operator.Get(in, "payload")
+				n, _ := ctx.ShortTerm().Int64(memCount)
+				n++
+				if err := ctx.ShortTerm().Set(memCount, n); err != nil {
+					return err
+				}
+				if strings.HasPrefix(customer, SlowPrefix) {
+					time.Sleep(delay)
+				}
+				return ctx.SendEvent(operator.NewOutput(id, customer, payload, n))
+			},
+		}},
+		Output: append(InputColumns(), operator.Column{Name: "n", Type: "BIGINT"}),
+	}
+}

@@ -1,0 +1,388 @@
+package io.flinkgo.shim.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.util.TestStreamEnvironment;
+import org.apache.flink.types.Row;
+
+import io.flinkgo.shim.GoAgentConfig;
+import io.flinkgo.shim.GoAgentOperator;
+import io.flinkgo.shim.GoAgents;
+
+/**
+ * The bridge benchmark (benchmarks/bridge): on one MiniCluster, in one run, the same generated
+ * keyed rows (id BIGINT, customer STRING from 10k keys, payload STRING; about 200 bytes) go
+ * through (i) a Flink {@code map} that copies the row, and (ii) the Go {@code passthrough} agent
+ * (cmd/flinkgo-testagent) via {@link GoAgents#connect}, each into a sink that only counts, at
+ * each parallelism of {@code bench.parallelism}. Throughput is rows / (last row − first row at the
+ * sinks), so job start-up and the Go process start are not counted. The bridge's bytes come from
+ * the operator's {@code numBytesToGo}/{@code numBytesFromGo} metrics; RSS of the JVM and of the
+ * Go processes is sampled every 100 ms.
+ *
+ * <p>System properties: {@code flinkgo.testagent} (required), {@code bench.rows} (per run),
+ * {@code bench.parallelism} (e.g. {@code 1,2}), {@code bench.repeats} (median of; default 3),
+ * {@code bench.out} (a Markdown file for the table), {@code bench.profileDir} (if set, every
+ * measured bridge run passes {@code go.cpuprofile=<dir>/go-<run>.pprof} to the Go processes),
+ * {@code bench.options} (extra agent options for the bridge runs, {@code k=v,k=v}), {@code
+ * bench.pipelines} ({@code map,bridge} by default).
+ */
+public final class BridgeBench {
+    static final int KEYS = 10_000;
+    static final int PAYLOAD_CHARS = 170;
+    static final RowTypeInfo TYPE = (RowTypeInfo) Types.ROW_NAMED(
+            new String[] {"id", "customer", "payload"}, Types.LONG, Types.STRING, Types.STRING);
+
+    private BridgeBench() {}
+
+    /** Generated rows: cheap to make, so the source is not what is measured. */
+    static final class Rows {
+        static final String[] CUSTOMERS = new String[KEYS];
+        static final String[] PAYLOADS = new String[256];
+
+        static {
+            for (int i = 0; i < KEYS; i++) {
+                CUSTOMERS[i] = String.format(Locale.ROOT, "customer-%05d", i);
+            }
+            Random rnd = new Random(42);
+            char[] c = new char[PAYLOAD_CHARS];
+            for (int p = 0; p < PAYLOADS.length; p++) {
+                for (int j = 0; j < c.length; j++) {
+                    c[j] = (char) ('a' + rnd.nextInt(26));
+                }
+                PAYLOADS[p] = new String(c);
+            }
+        }
+
+        static Row row(long i) {
+            return Row.of(i, CUSTOMERS[(int) ((i * 7919) % KEYS)], PAYLOADS[(int) (i & 255)]);
+        }
+    }
+
+    /** The Flink baseline: a new row with the same fields, like the agent's output. */
+    static final class CopyRow implements MapFunction<Row, Row> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Row map(Row r) {
+            return Row.of(r.getField(0), r.getField(1), r.getField(2));
+        }
+    }
+
+    /** Per run: rows seen and the first and last arrival over all sink subtasks. */
+    static final class Timing {
+        long rows;
+        long first = Long.MAX_VALUE;
+        long last = Long.MIN_VALUE;
+
+        synchronized void add(long n, long f, long l) {
+            rows += n;
+            first = Math.min(first, f);
+            last = Math.max(last, l);
+        }
+    }
+
+    static final Map<String, Timing> TIMINGS = new ConcurrentHashMap<>();
+
+    /** Discards rows, noting how many arrived and when the first and the last did. */
+    static final class TimingSink implements Sink<Row> {
+        private static final long serialVersionUID = 1L;
+        private final String run;
+
+        TimingSink(String run) {
+            this.run = run;
+            TIMINGS.put(run, new Timing());
+        }
+
+        @Override
+        public SinkWriter<Row> createWriter(WriterInitContext context) {
+            Timing t = TIMINGS.get(run);
+            return new SinkWriter<>() {
+                long rows;
+                long first;
+                long last;
+
+                @Override
+                public void write(Row element, Context ctx) {
+                    if (rows++ == 0) {
+                        first = System.nanoTime();
+                    }
+                    last = System.nanoTime();
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {
+                    if (endOfInput && rows > 0) {
+                        t.add(rows, first, last);
+                        rows = 0;
+                    }
+                }
+
+                @Override
+                public void close() {
+                    flush(true);
+                }
+            };
+        }
+    }
+
+    /** One measured run. */
+    record Result(String pipeline, int parallelism, long rows, double seconds, long bytesToGo, long bytesFromGo,
+            long goRssPeak, long jvmRssPeak, double goCpu, double jvmCpu) {
+        double rowsPerSecond() {
+            return rows / seconds;
+        }
+
+        double mbPerSecond() {
+            return (bytesToGo + bytesFromGo) / seconds / 1e6;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String binary = System.getProperty("flinkgo.testagent", "");
+        if (binary.isBlank() || !Files.isExecutable(Path.of(binary))) {
+            throw new IllegalArgumentException("set -Dflinkgo.testagent to the absolute path of bin/flinkgo-testagent; got '" + binary + "'");
+        }
+        long rows = Long.getLong("bench.rows", 2_000_000);
+        int repeats = Integer.getInteger("bench.repeats", 3);
+        int[] parallelisms = Arrays.stream(System.getProperty("bench.parallelism", "1,2").split(","))
+                .map(String::trim).mapToInt(Integer::parseInt).toArray();
+        String out = System.getProperty("bench.out", "");
+
+        InMemoryReporter reporter = InMemoryReporter.createWithRetainedMetrics();
+        Configuration conf = reporter.addToConfiguration(new Configuration());
+        conf.setString("rest.port", "0");
+        int slots = Arrays.stream(parallelisms).max().orElse(1);
+        MiniClusterConfiguration mcc = new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
+        RssSampler sampler = new RssSampler(binary);
+        List<Result> results = new ArrayList<>();
+        try (MiniCluster cluster = new MiniCluster(mcc)) {
+            cluster.start();
+            Thread t = new Thread(sampler, "rss-sampler");
+            t.setDaemon(true);
+            t.start();
+            // Warm-up: JIT for both pipelines; not reported.
+            run(cluster, reporter, sampler, binary, "map", 1, Math.max(rows / 5, 10_000), "warmup");
+            run(cluster, reporter, sampler, binary, "bridge", 1, Math.max(rows / 5, 10_000), "warmup");
+            List<String> pipelines = List.of(System.getProperty("bench.pipelines", "map,bridge").split(","));
+            for (int p : parallelisms) {
+                for (String pipeline : pipelines) {
+                    List<Result> rs = new ArrayList<>();
+                    for (int r = 0; r < repeats; r++) {
+                        rs.add(run(cluster, reporter, sampler, binary, pipeline.trim(), p, rows, "r" + r));
+                    }
+                    results.add(median(rs));
+                }
+            }
+        }
+        String table = table(results, rows, repeats);
+        System.out.println(table);
+        if (!out.isBlank()) {
+            Files.writeString(Path.of(out), table);
+        }
+    }
+
+    static Result run(MiniCluster cluster, InMemoryReporter reporter, RssSampler sampler, String binary, String pipeline,
+            int p, long rows, String tag) throws Exception {
+        String name = pipeline + "-p" + p + "-" + tag;
+        StreamExecutionEnvironment env = new TestStreamEnvironment(cluster, p);
+        env.enableCheckpointing(10_000); // a realistic job checkpoints; 10 s keeps it out of the way
+        DataGeneratorSource<Row> source = new DataGeneratorSource<>(Rows::row, rows, TYPE);
+        KeyedStream<Row, String> keyed = env.fromSource(source, WatermarkStrategy.noWatermarks(), "rows")
+                .keyBy(r -> (String) r.getField(1), Types.STRING);
+        GoAgentConfig.Builder config = GoAgentConfig.builder().binary(binary).set("go.agent", "passthrough");
+        for (String kv : System.getProperty("bench.options", "").split(",")) {
+            if (!kv.isBlank()) {
+                String[] p2 = kv.split("=", 2);
+                config.set(p2[0].trim(), p2[1].trim());
+            }
+        }
+        String profileDir = System.getProperty("bench.profileDir", "");
+        if (!profileDir.isBlank() && !tag.equals("warmup")) {
+            config.set("go.cpuprofile", Path.of(profileDir, "go-" + name + ".pprof").toAbsolutePath().toString());
+        }
+        DataStream<Row> mid = pipeline.equals("map")
+                ? keyed.map(new CopyRow()).returns(TYPE).name("copy-row")
+                : GoAgents.connect(keyed, config.build());
+        mid.sinkTo(new TimingSink(name)).name("timing-sink");
+
+        sampler.reset();
+        double jvmCpu0 = RssSampler.cpuSeconds(ProcessHandle.current().pid());
+        JobExecutionResult res = env.execute(name);
+        double jvmCpu = RssSampler.cpuSeconds(ProcessHandle.current().pid()) - jvmCpu0;
+        Timing t = TIMINGS.get(name);
+        if (t.rows != rows) {
+            throw new IllegalStateException(name + ": " + t.rows + " rows arrived, want " + rows);
+        }
+        double seconds = (t.last - t.first) / 1e9;
+        JobID job = res.getJobID();
+        Result r = new Result(pipeline, p, rows, seconds, sum(reporter, job, GoAgentOperator.METRIC_BYTES_TO_GO),
+                sum(reporter, job, GoAgentOperator.METRIC_BYTES_FROM_GO), sampler.goPeak(), sampler.jvmPeak(),
+                sampler.goCpu(), jvmCpu);
+        System.out.printf(Locale.ROOT, "%-22s %9.0f rows/s  %7.1f MB/s over the bridge  %5.2f s  Go RSS %4d MiB  JVM RSS %4d MiB  CPU s: JVM %.1f Go %.1f%n",
+                name, r.rowsPerSecond(), r.mbPerSecond(), seconds, r.goRssPeak() >> 20, r.jvmRssPeak() >> 20, jvmCpu, r.goCpu());
+        return r;
+    }
+
+    static long sum(InMemoryReporter reporter, JobID job, String metric) {
+        long n = 0;
+        for (Metric m : reporter.findMetrics(job, ".*" + metric).values()) {
+            if (m instanceof Counter c) {
+                n += c.getCount();
+            }
+        }
+        return n;
+    }
+
+    static Result median(List<Result> rs) {
+        List<Result> sorted = new ArrayList<>(rs);
+        sorted.sort((a, b) -> Double.compare(a.rowsPerSecond(), b.rowsPerSecond()));
+        return sorted.get(sorted.size() / 2);
+    }
+
+    static String table(List<Result> results, long rows, int repeats) {
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, "%d rows per run, median of %d runs (by rows/s).%n%n", rows, repeats));
+        b.append("| parallelism | pipeline | rows/s | bridge / map | Arrow hop MB/s (to Go + from Go) | bytes/row (to + from) | Go RSS peak (all processes) | JVM RSS peak | CPU s (JVM + Go) |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|\n");
+        Result map = null;
+        for (Result r : results) {
+            if (r.pipeline().equals("map")) {
+                map = r;
+            }
+            boolean bridge = r.pipeline().equals("bridge");
+            b.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %s | %s | %s | %d MiB | %.1f + %.1f |%n",
+                    r.parallelism(), bridge ? "Go passthrough (bridge)" : "Flink map",
+                    r.rowsPerSecond(),
+                    bridge && map != null ? String.format(Locale.ROOT, "**%.2f**", r.rowsPerSecond() / map.rowsPerSecond()) : "",
+                    bridge ? String.format(Locale.ROOT, "%.1f (%.1f + %.1f)", r.mbPerSecond(),
+                            r.bytesToGo() / r.seconds() / 1e6, r.bytesFromGo() / r.seconds() / 1e6) : "",
+                    bridge ? String.format(Locale.ROOT, "%.0f + %.0f", (double) r.bytesToGo() / r.rows(), (double) r.bytesFromGo() / r.rows()) : "",
+                    bridge ? (r.goRssPeak() >> 20) + " MiB" : "",
+                    r.jvmRssPeak() >> 20, r.jvmCpu(), r.goCpu()));
+        }
+        b.append("\nTargets (DESIGN.md §7 and the benchmark's brief), per parallelism:\n\n");
+        for (int i = 0; i + 1 < results.size(); i++) {
+            Result m = results.get(i);
+            Result g = results.get(i + 1);
+            if (!m.pipeline().equals("map") || !g.pipeline().equals("bridge") || m.parallelism() != g.parallelism()) {
+                continue;
+            }
+            double ratio = g.rowsPerSecond() / m.rowsPerSecond();
+            double perSubtask = g.mbPerSecond() / g.parallelism();
+            b.append(String.format(Locale.ROOT, "- p=%d: bridge/map %.2f, target >= 0.5: %s; Arrow hop %.0f MB/s per subtask, target >= 1000: %s%n",
+                    g.parallelism(), ratio, verdict(ratio, 0.5), perSubtask, verdict(perSubtask, 1000)));
+        }
+        return b.toString();
+    }
+
+    static String verdict(double got, double target) {
+        return got >= target ? "met" : String.format(Locale.ROOT, "**missed by %.0f%%** (%.1fx short)", 100 * (1 - got / target), target / got);
+    }
+
+    /** Samples VmRSS of this JVM and of its Go agent processes (and the Go processes' CPU time). */
+    static final class RssSampler implements Runnable {
+        private final String binary;
+        private volatile long goPeak;
+        private volatile long jvmPeak;
+        private final Map<Long, Double> goCpu = new ConcurrentHashMap<>();
+
+        RssSampler(String binary) {
+            this.binary = binary;
+        }
+
+        void reset() {
+            goPeak = 0;
+            jvmPeak = 0;
+            goCpu.clear();
+        }
+
+        long goPeak() {
+            return goPeak;
+        }
+
+        long jvmPeak() {
+            return jvmPeak;
+        }
+
+        double goCpu() {
+            return goCpu.values().stream().mapToDouble(Double::doubleValue).sum();
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                jvmPeak = Math.max(jvmPeak, rss(ProcessHandle.current().pid()));
+                long go = 0;
+                for (ProcessHandle h : ProcessHandle.current().descendants().toList()) {
+                    String cmd = h.info().commandLine().orElse("");
+                    if (cmd.startsWith(binary) && !cmd.contains(" describe")) {
+                        go += rss(h.pid());
+                        double cpu = cpuSeconds(h.pid());
+                        if (cpu > 0) {
+                            goCpu.merge(h.pid(), cpu, Math::max);
+                        }
+                    }
+                }
+                goPeak = Math.max(goPeak, go);
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        static long rss(long pid) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                    if (line.startsWith("VmRSS:")) {
+                        return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the process is gone
+            }
+            return 0;
+        }
+
+        /** utime + stime of a process, in seconds (assumes 100 clock ticks per second). */
+        static double cpuSeconds(long pid) {
+            try {
+                String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+            } catch (IOException | RuntimeException e) {
+                return 0;
+            }
+        }
+    }
+}

@@ -23,9 +23,6 @@ import (
 // would: describe, then a subprocess with the environment set, through the
 // whole protocol to CLOSE and exit code 0.
 func TestBinaryEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
 	bin := filepath.Join(t.TempDir(), "orderscoring")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/orderscoring")
 	build.Dir = ".."

@@ -5,7 +5,7 @@
 #   make bench  benchmarks (figures go to benchmarks/)
 
 GO       ?= go
-MVN      ?= mvn -B -q -ntp
+MVN      ?= mvn -B -q -ntp -Dstyle.color=never
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
 AGENT    := $(BIN)/orderscoring

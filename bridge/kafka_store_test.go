@@ -210,6 +210,8 @@ func TestKafkaStoreFailureFailsTheTask(t *testing.T) {
 		b.stop()
 		j.data(row{kg: 5, key: "a", ts: 1, values: []any{"a", int64(1)}})
 		j.send(&Barrier{CheckpointID: 1})
+		// Detection takes the delivery timeout (2 s) and more on a loaded machine.
+		j.readWait = 60 * time.Second
 		j.expectError(CodeStoreFailed, "Kafka action-state write failed")
 	})
 }

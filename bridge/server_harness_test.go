@@ -25,15 +25,16 @@ import (
 // fakeJVM plays the Flink operator's side of the protocol over a real Unix
 // socket, against a Serve running in the test process.
 type fakeJVM struct {
-	t     testing.TB
-	conn  net.Conn
-	br    *bufio.Reader
-	bw    *bufio.Writer
-	in    *arrowio.InputBuilder
-	done  chan error // Serve's result
-	cols  []arrowio.Column
-	token string
-	open  Open
+	t        testing.TB
+	conn     net.Conn
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	in       *arrowio.InputBuilder
+	done     chan error // Serve's result
+	cols     []arrowio.Column
+	token    string
+	readWait time.Duration // per-frame read deadline; 0 means 10 s
+	open     Open
 }
 
 // testSocketPath returns a short socket path (sun_path holds 108 bytes).
@@ -96,10 +97,14 @@ func (j *fakeJVM) send(m ControlFrame) {
 	j.writeRaw(AppendControlFrame(nil, m))
 }
 
-// next reads the next frame from Go (10 s deadline).
+// next reads the next frame from Go (deadline j.readWait, default 10 s).
 func (j *fakeJVM) next() Frame {
 	j.t.Helper()
-	_ = j.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	wait := j.readWait
+	if wait == 0 {
+		wait = 10 * time.Second
+	}
+	_ = j.conn.SetReadDeadline(time.Now().Add(wait))
 	f, err := ReadFrame(j.br, 0, nil)
 	if err != nil {
 		j.t.Fatalf("reading from Go: %v", err)

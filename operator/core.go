@@ -63,11 +63,13 @@ type keyState struct {
 	hash    uint64
 	nextSeq uint64
 	mem     memMap
-	cur     *inflight
-	queue   fifo[*pendingInput]
-	running bool
-	inReady bool
-	sha     *[32]byte
+	// memShared: a snapshot refers to mem's array; copy it before writing.
+	memShared bool
+	cur       *inflight
+	queue     fifo[*pendingInput]
+	running   bool
+	inReady   bool
+	sha       *[32]byte
 }
 
 type pendingInput struct {

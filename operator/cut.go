@@ -23,15 +23,8 @@ func (c *Core) Barrier(checkpointID int64) {
 	var sections []*snapshot.Section
 	for _, kg := range c.table.KeyGroups() {
 		sec := &snapshot.Section{KeyGroup: kg, Keys: make([]snapshot.KeyState, 0, c.table.GroupLen(kg))}
-		// One backing array for all memory items of the section: a cut of a
-		// million keys must not make a million small allocations.
-		n := 0
-		c.table.RangeGroup(kg, func(_ []byte, ks *keyState) bool { n += len(ks.mem); return true })
-		arena := make([]snapshot.MemItem, 0, n)
 		c.table.RangeGroup(kg, func(key []byte, ks *keyState) bool {
-			var st snapshot.KeyState
-			st, arena = ks.cut(arena)
-			sec.Keys = append(sec.Keys, st)
+			sec.Keys = append(sec.Keys, ks.cut())
 			return true
 		})
 		sections = append(sections, sec)
@@ -39,10 +32,13 @@ func (c *Core) Barrier(checkpointID int64) {
 	c.emits = append(c.emits, Emit{Kind: EmitSnapshot, CheckpointID: checkpointID, Sections: sections})
 }
 
-// cut returns the key's state, its short-term memory appended to arena.
-func (ks *keyState) cut(arena []snapshot.MemItem) (snapshot.KeyState, []snapshot.MemItem) {
-	s := snapshot.KeyState{Key: ks.key, NextSeq: ks.nextSeq, ShortTerm: ks.mem.appendItems(arena)}
-	arena = arena[:len(arena)+len(s.ShortTerm)]
+// cut returns the key's state. Short-term memory is shared with the snapshot,
+// not copied: the key copies it before its next write (copy on write), so a
+// cut costs nothing per key beyond its KeyState, and what a checkpoint costs
+// afterwards follows the keys that change.
+func (ks *keyState) cut() snapshot.KeyState {
+	ks.memShared = len(ks.mem) > 0
+	s := snapshot.KeyState{Key: ks.key, NextSeq: ks.nextSeq, ShortTerm: ks.mem[:len(ks.mem):len(ks.mem)]}
 	if f := ks.cur; f != nil {
 		fl := &snapshot.InFlight{Input: f.in.toSnapshot(), Sensory: f.sensory.items(), Emitted: f.emitted}
 		for _, t := range f.tasks.items() {
@@ -56,7 +52,7 @@ func (ks *keyState) cut(arena []snapshot.MemItem) (snapshot.KeyState, []snapshot
 			s.Queued[i] = in.toSnapshot()
 		}
 	}
-	return s, arena
+	return s
 }
 
 func (in *pendingInput) toSnapshot() snapshot.Input {

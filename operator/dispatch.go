@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flinkgo/flinkgo/statestore"
@@ -108,9 +109,12 @@ func (c *Core) apply(ks *keyState, res *Result) {
 		u := &res.updates[i]
 		if u.Scope == statestore.ScopeSensory {
 			f.sensory = f.sensory.apply(u)
-		} else {
-			ks.mem = ks.mem.apply(u)
+			continue
 		}
+		if ks.memShared {
+			ks.mem, ks.memShared = slices.Clone(ks.mem), false
+		}
+		ks.mem = ks.mem.apply(u)
 	}
 	for _, e := range res.events {
 		if e.Type == OutputEventType {

@@ -74,3 +74,69 @@ func (b *belowMarks) due(byInput map[inputID][]RecordKey, checkpointID int64) []
 
 // reset forgets every mark (a simulated crash).
 func (b *belowMarks) reset() { b.held, b.marks = nil, nil }
+
+// inputIndex is the pruning bookkeeping the Memory and Kafka stores share:
+// their records indexed by input, the inputs marked done (InputTracker) and
+// the MarkDoneBelow marks (RestoredInputTracker). REQUIRES: the store's
+// mutex held for every method.
+type inputIndex struct {
+	byInput map[inputID][]RecordKey // keys of the records of each input
+	done    map[int64][]inputID     // finished inputs by lastCut, not yet pruned
+	below   belowMarks              // MarkDoneBelow marks, not yet pruned
+}
+
+func newInputIndex() inputIndex {
+	return inputIndex{byInput: make(map[inputID][]RecordKey), done: make(map[int64][]inputID)}
+}
+
+// add indexes the key of a record the store did not hold before.
+func (x *inputIndex) add(k RecordKey) {
+	in := k.input()
+	x.byInput[in] = append(x.byInput[in], k)
+}
+
+// markDone implements MarkInputDone; inputs without records are not remembered.
+func (x *inputIndex) markDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	in := inputID{kg, keyHash, seq}
+	if _, ok := x.byInput[in]; ok {
+		x.done[lastCut] = append(x.done[lastCut], in)
+	}
+}
+
+// markBelow implements MarkDoneBelow.
+func (x *inputIndex) markBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	x.below.mark(x.byInput, kg, keyHash, seq, lastCut)
+}
+
+// prune calls drop for every record key of every input marked done with
+// lastCut < checkpointID, and forgets those inputs.
+func (x *inputIndex) prune(checkpointID int64, drop func(RecordKey)) {
+	take := func(in inputID) {
+		for _, k := range x.byInput[in] {
+			drop(k)
+		}
+		delete(x.byInput, in)
+	}
+	for cut, ins := range x.done {
+		if cut >= checkpointID {
+			continue
+		}
+		for _, in := range ins {
+			take(in)
+		}
+		delete(x.done, cut)
+	}
+	for _, in := range x.below.due(x.byInput, checkpointID) {
+		take(in)
+	}
+}
+
+// rebuild re-indexes keys and forgets every mark (after a simulated crash).
+func (x *inputIndex) rebuild(keys func(yield func(RecordKey) bool)) {
+	clear(x.byInput)
+	for k := range keys {
+		x.add(k)
+	}
+	clear(x.done)
+	x.below.reset()
+}

@@ -54,9 +54,7 @@ type Kafka struct {
 
 	mu      sync.RWMutex
 	recs    map[RecordKey]*kEntry
-	byInput map[inputID][]RecordKey
-	done    map[int64][]inputID
-	below   belowMarks             // MarkDoneBelow marks, not yet pruned
+	inputs  inputIndex             // records by input, done marks (pruning)
 	queues  map[int32]*offsetQueue // acknowledged versions per partition, by offset
 	end     map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
 	pending map[int32]int          // records produced and not yet acknowledged, per partition
@@ -137,8 +135,7 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 	k := &Kafka{
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
 		recs:    make(map[RecordKey]*kEntry),
-		byInput: make(map[inputID][]RecordKey),
-		done:    make(map[int64][]inputID),
+		inputs:  newInputIndex(),
 		queues:  make(map[int32]*offsetQueue),
 		end:     make(map[int32]int64),
 		pending: make(map[int32]int),
@@ -221,8 +218,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	if old, ok := k.recs[r.Key]; ok {
 		old.next, e.prev = e, old
 	} else {
-		in := r.Key.input()
-		k.byInput[in] = append(k.byInput[in], r.Key)
+		k.inputs.add(r.Key)
 	}
 	k.recs[r.Key] = e
 	k.puts++
@@ -383,12 +379,9 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 // MarkInputDone implements InputTracker. Inputs without records are not
 // remembered.
 func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
-	in := inputID{kg, keyHash, seq}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if _, ok := k.byInput[in]; ok {
-		k.done[lastCut] = append(k.done[lastCut], in)
-	}
+	k.inputs.markDone(kg, keyHash, seq, lastCut)
 }
 
 // MarkDoneBelow implements RestoredInputTracker: after a Recover, the
@@ -397,7 +390,7 @@ func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut in
 func (k *Kafka) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.below.mark(k.byInput, kg, keyHash, seq, lastCut)
+	k.inputs.markBelow(kg, keyHash, seq, lastCut)
 }
 
 // CheckpointComplete implements ActionStore: it drops every record of every
@@ -413,18 +406,18 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		return err
 	}
 	var tombs []*kEntry
-	for cut, ins := range k.done {
-		if cut >= checkpointID {
-			continue
+	k.inputs.prune(checkpointID, func(key RecordKey) {
+		e, ok := k.recs[key]
+		if !ok {
+			return
 		}
-		for _, in := range ins {
-			tombs = k.prune(in, tombs)
+		e.dropped, e.rec = true, nil
+		delete(k.recs, key)
+		k.stats.Pruned++
+		if k.cfg.tombstones {
+			tombs = append(tombs, e)
 		}
-		delete(k.done, cut)
-	}
-	for _, in := range k.below.due(k.byInput, checkpointID) {
-		tombs = k.prune(in, tombs)
-	}
+	})
 	k.mu.Unlock()
 	for _, e := range tombs {
 		kr := &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes()} // nil value: a tombstone
@@ -439,25 +432,6 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		})
 	}
 	return nil
-}
-
-// prune drops the records of input in from memory and appends them to
-// tombs if tombstones are enabled. REQUIRES: k.mu held.
-func (k *Kafka) prune(in inputID, tombs []*kEntry) []*kEntry {
-	for _, key := range k.byInput[in] {
-		e, ok := k.recs[key]
-		if !ok {
-			continue
-		}
-		e.dropped, e.rec = true, nil
-		delete(k.recs, key)
-		k.stats.Pruned++
-		if k.cfg.tombstones {
-			tombs = append(tombs, e)
-		}
-	}
-	delete(k.byInput, in)
-	return tombs
 }
 
 // Close implements ActionStore: records not yet acknowledged are abandoned

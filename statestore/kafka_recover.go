@@ -262,8 +262,7 @@ func (k *Kafka) replayRecord(r *kgo.Record) error {
 	if had {
 		old.next, old.rec = e, nil
 	} else {
-		in := rec.Key.input()
-		k.byInput[in] = append(k.byInput[in], rec.Key)
+		k.inputs.add(rec.Key)
 	}
 	k.recs[rec.Key] = e
 	if q := k.queues[r.Partition]; q != nil {

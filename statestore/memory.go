@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"sync"
 
@@ -41,12 +42,10 @@ type Memory struct {
 
 	mu         sync.RWMutex
 	recs       map[RecordKey]*memEntry
-	byInput    map[inputID][]RecordKey // keys of the records of each input
-	done       map[int64][]inputID     // finished inputs by lastCut, not yet pruned
-	below      belowMarks              // MarkDoneBelow marks, not yet pruned
-	nextPos    int64                   // log position of the next Put
-	flushedPos int64                   // records with pos < flushedPos are durable
-	err        error                   // sticky failure (Fail)
+	inputs     inputIndex // records by input, done marks (pruning)
+	nextPos    int64      // log position of the next Put
+	flushedPos int64      // records with pos < flushedPos are durable
+	err        error      // sticky failure (Fail)
 	closed     bool
 	stats      Stats
 }
@@ -90,10 +89,9 @@ func NewMemory(opts ...MemoryOpt) *Memory {
 		o(&cfg)
 	}
 	return &Memory{
-		cfg:     cfg,
-		recs:    make(map[RecordKey]*memEntry),
-		byInput: make(map[inputID][]RecordKey),
-		done:    make(map[int64][]inputID),
+		cfg:    cfg,
+		recs:   make(map[RecordKey]*memEntry),
+		inputs: newInputIndex(),
 	}
 }
 
@@ -152,8 +150,7 @@ func (m *Memory) put(r *Record, durable bool) error {
 	if !ok {
 		e = &memEntry{}
 		m.recs[r.Key] = e
-		in := r.Key.input()
-		m.byInput[in] = append(m.byInput[in], r.Key)
+		m.inputs.add(r.Key)
 		m.stats.Records++
 	} else {
 		if m.isDurable(e.cur) {
@@ -203,19 +200,16 @@ func (m *Memory) Flush() (snapshot.Marker, error) {
 // MarkInputDone implements InputTracker. Inputs without records are not
 // remembered.
 func (m *Memory) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
-	in := inputID{kg, keyHash, seq}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.byInput[in]; ok {
-		m.done[lastCut] = append(m.done[lastCut], in)
-	}
+	m.inputs.markDone(kg, keyHash, seq, lastCut)
 }
 
 // MarkDoneBelow implements RestoredInputTracker.
 func (m *Memory) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.below.mark(m.byInput, kg, keyHash, seq, lastCut)
+	m.inputs.markBelow(kg, keyHash, seq, lastCut)
 }
 
 // CheckpointComplete implements ActionStore: it drops every record of every
@@ -228,32 +222,15 @@ func (m *Memory) CheckpointComplete(checkpointID int64) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	for cut, ins := range m.done {
-		if cut >= checkpointID {
-			continue
-		}
-		for _, in := range ins {
-			m.prune(in)
-		}
-		delete(m.done, cut)
-	}
-	for _, in := range m.below.due(m.byInput, checkpointID) {
-		m.prune(in)
-	}
-	return nil
-}
-
-// prune drops the records of input in. REQUIRES: m.mu held.
-func (m *Memory) prune(in inputID) {
-	for _, k := range m.byInput[in] {
+	m.inputs.prune(checkpointID, func(k RecordKey) {
 		if e, ok := m.recs[k]; ok {
 			m.stats.Bytes -= int64(e.cur.size)
 			m.stats.Records--
 			m.stats.Pruned++
 			delete(m.recs, k)
 		}
-	}
-	delete(m.byInput, in)
+	})
+	return nil
 }
 
 // Close implements ActionStore. Later writes return ErrClosed; Get keeps
@@ -299,13 +276,7 @@ func (m *Memory) SimulateCrash(loseUnflushed bool) {
 		e.prev = nil
 	}
 	m.flushedPos = m.nextPos
-	clear(m.byInput)
-	for k := range m.recs {
-		in := k.input()
-		m.byInput[in] = append(m.byInput[in], k)
-	}
-	clear(m.done)
-	m.below.reset()
+	m.inputs.rebuild(maps.Keys(m.recs))
 	m.err = nil
 	m.closed = false
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
 )
 
 // counterAgent: one action that updates a counter in memory and emits one
@@ -81,8 +82,8 @@ func bigCore(tb testing.TB, n int) *Core {
 	}
 	for i := 0; i < n; i++ {
 		key := []byte(fmt.Sprintf("customer-%07d", i))
-		ks, stored, _ := c.table.GetOrCreateKey(int32(i%128), key, hashKey(key))
-		ks.kg, ks.key, ks.hash, ks.nextSeq = int32(i%128), stored, hashKey(key), 7
+		ks, stored, _ := c.table.GetOrCreateKey(int32(i%128), key, statestore.HashKey64(key))
+		ks.kg, ks.key, ks.hash, ks.nextSeq = int32(i%128), stored, statestore.HashKey64(key), 7
 		ks.mem = memMap{
 			{Path: "count", Value: int64(i)},
 			{Path: "recent", Value: []any{12.5, 99.0, 3.25, 42.0, 7.75}},

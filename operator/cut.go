@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkgo/flinkgo/snapshot"
+	"github.com/flinkgo/flinkgo/statestore"
 )
 
 // Barrier cuts the state for checkpoint checkpointID and appends it to the
@@ -114,7 +115,7 @@ func (c *Core) actionByName(name string) *Action {
 }
 
 func (c *Core) restoreKey(kg int32, s *snapshot.KeyState) error {
-	h := hashKey(s.Key)
+	h := statestore.HashKey64(s.Key)
 	ks, stored, created := c.table.GetOrCreateKey(kg, s.Key, h)
 	if !created {
 		return fmt.Errorf("operator: restore: key group %d holds the same key twice", kg)

@@ -94,17 +94,12 @@ func (m memMap) apply(u *statestore.MemUpdate) memMap {
 	return m
 }
 
-func (m memMap) items() []snapshot.MemItem { return m.appendItems(nil) }
-
-// appendItems appends the entries of m (already sorted) to dst and returns
-// the appended part, capped so that later appends to dst cannot overwrite it.
-func (m memMap) appendItems(dst []snapshot.MemItem) []snapshot.MemItem {
+// items returns a copy of the entries (sorted by path), nil if none.
+func (m memMap) items() []snapshot.MemItem {
 	if len(m) == 0 {
 		return nil
 	}
-	start := len(dst)
-	dst = append(dst, m...)
-	return dst[start:len(dst):len(dst)]
+	return slices.Clone([]snapshot.MemItem(m))
 }
 
 // memFromItems adopts items (sorted by path, as snapshots store them).

@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"runtime/debug"
 
@@ -97,11 +96,9 @@ func (t *Task) runBody(c *Context) (err error) {
 }
 
 // sha256 returns the key's SHA-256, computed once. Core goroutine only.
-func hashKey(k []byte) uint64 { return statestore.HashKey64(k) }
-
 func (ks *keyState) sha256() [32]byte {
 	if ks.sha == nil {
-		s := sha256.Sum256(ks.key)
+		s := statestore.HashKey(ks.key)
 		ks.sha = &s
 	}
 	return *ks.sha

@@ -2,7 +2,6 @@ package statestore
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -151,33 +150,6 @@ func (t *Table[V]) GroupLen(kg int32) int {
 		return g.n
 	}
 	return 0
-}
-
-// RangeSorted calls fn for every key of key group kg in ascending byte order
-// of the keys, until fn returns false. fn must not add or delete keys.
-func (t *Table[V]) RangeSorted(kg int32, fn func(key []byte, v *V) bool) {
-	g := t.group(kg, false)
-	if g == nil {
-		return
-	}
-	// Sort (key, entry) pairs rather than entries: a comparison then reads
-	// the key bytes without first loading the entry.
-	type kv struct {
-		key []byte
-		e   *tableEntry[V]
-	}
-	es := make([]kv, 0, g.n)
-	for _, e := range g.m {
-		for ; e != nil; e = e.next {
-			es = append(es, kv{e.key, e})
-		}
-	}
-	slices.SortFunc(es, func(a, b kv) int { return bytes.Compare(a.key, b.key) })
-	for _, x := range es {
-		if !fn(x.key, &x.e.val) {
-			return
-		}
-	}
 }
 
 // Range calls fn for every key in unspecified order until fn returns false.

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"github.com/flinkgo/flinkgo/arrowio"
 	"github.com/flinkgo/flinkgo/examples/orderscoring"
 	"github.com/flinkgo/flinkgo/operator"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // BenchmarkServeKafka measures the order-scoring agent through Serve over
@@ -47,6 +50,9 @@ func BenchmarkServeKafka(b *testing.B) {
 			if opts["actionStateStoreBackend"] == "kafka" {
 				opts["kafkaBootstrapServers"] = addr
 				opts["kafkaActionStateTopic"] = fmt.Sprintf("flinkgo-bench-%d", time.Now().UnixNano())
+			}
+			if c := os.Getenv("BENCH_CREDIT"); c != "" {
+				opts["go.credit.rows"] = c
 			}
 			if t := os.Getenv("BENCH_THREADS"); t != "" {
 				opts["num-async-threads"] = t
@@ -175,6 +181,31 @@ func benchScoring(b *testing.B, opts map[string]string) {
 	if err := j.wait(); err != nil {
 		b.Fatal(err)
 	}
+	if topic := opts["kafkaActionStateTopic"]; topic != "" {
+		b.ReportMetric(float64(topicRecords(b, opts["kafkaBootstrapServers"], topic))/inputs, "records/input")
+	}
+}
+
+// topicRecords is the number of records written to topic (the sum of its
+// partitions' end offsets).
+func topicRecords(b *testing.B, addr, topic string) int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n
 }
 
 // countRows counts the rows of an OUTPUT payload (-1 if it does not decode).

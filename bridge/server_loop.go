@@ -61,6 +61,13 @@ type loop struct {
 	start      time.Time
 	timer      *time.Timer
 	rowsIn     int64
+	// pruneErr: a CHECKPOINT_COMPLETE's pruning, which runs on a goroutine
+	// of its own (it can take a while and must not hold up the core),
+	// found the store failed.
+	pruneErr chan error
+	// storeFailed is closed when the store fails on its own (a write
+	// nothing waits for was lost); nil for stores that never do.
+	storeFailed <-chan struct{}
 }
 
 func (s *server) run(ctx context.Context) error {
@@ -68,7 +75,10 @@ func (s *server) run(ctx context.Context) error {
 	l := &loop{
 		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.core.MaxConcurrency),
 		w: newWriter(s), in: make(chan inMsg, 4), stopRd: make(chan struct{}),
-		credit: int64(s.set.creditRows), debt: s.debt, start: time.Now(),
+		credit: int64(s.set.creditRows), debt: s.debt, start: time.Now(), pruneErr: make(chan error, 1),
+	}
+	if f, ok := s.set.store.(failingStore); ok {
+		l.storeFailed = f.Failed()
 	}
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
@@ -87,6 +97,13 @@ func (s *server) run(ctx context.Context) error {
 	s.log.Info("stopped", "rows_in", l.rowsIn, "rows_out", l.w.outRows.Load(), "output_frames", l.w.outFrames.Load(),
 		"actions", st.ActionsExecuted, "inputs_in_flight", st.QueuedInputs, "err", err)
 	return err
+}
+
+// failingStore is a store that can fail between calls (statestore.Kafka:
+// an asynchronous write is lost).
+type failingStore interface {
+	Failed() <-chan struct{}
+	Err() error
 }
 
 func (l *loop) now() int64 { return time.Since(l.start).Milliseconds() + 1 }
@@ -114,6 +131,11 @@ func (l *loop) loop(ctx context.Context) error {
 			return l.finish(context.Cause(ctx))
 		case <-l.w.done:
 			return l.writerFailed()
+		case err := <-l.pruneErr:
+			return l.abort(err)
+		case <-l.storeFailed:
+			err := l.s.set.store.(failingStore).Err()
+			return l.abort(&ProtocolError{Code: CodeStoreFailed, Err: err, Message: fmt.Sprintf("action-state store: %v", err)})
 		}
 	}
 }
@@ -209,12 +231,18 @@ func (l *loop) handle(m inMsg) (closed bool, err error) {
 		l.core.Barrier(c.CheckpointID)
 	case *CheckpointComplete:
 		if st := l.s.set.store; st != nil {
-			if err := st.CheckpointComplete(c.CheckpointID); err != nil {
-				// Pruning is best effort, but the store only fails this way
-				// when it has failed (a write was lost): never go on silently.
-				return false, &ProtocolError{Code: CodeStoreFailed, Err: err,
-					Message: fmt.Sprintf("action-state store after checkpoint %d completed: %v", c.CheckpointID, err)}
-			}
+			go func(id int64) {
+				if err := st.CheckpointComplete(id); err != nil {
+					// Pruning is best effort, but the store only fails this
+					// way when it has failed (a write was lost): never go on
+					// silently.
+					select {
+					case l.pruneErr <- &ProtocolError{Code: CodeStoreFailed, Err: err,
+						Message: fmt.Sprintf("action-state store after checkpoint %d completed: %v", id, err)}:
+					default: // one is enough
+					}
+				}
+			}(c.CheckpointID)
 		}
 	case *CheckpointAborted:
 		l.s.log.Debug("checkpoint aborted", "checkpoint", c.CheckpointID)

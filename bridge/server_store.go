@@ -34,6 +34,9 @@ func kafkaOptionDocs() []OptionDoc {
 		{statestore.OptKafkaEncryptionKeyEnv, "", "Environment variable holding that key (instead of kafka.encryption.key.file)."},
 		{statestore.OptKafkaDeliveryTimeoutMs, "", "How long an action-state record may wait for its acknowledgement before the store, and the task, fail (ms, at least 1000). Default: 30000."},
 		{statestore.OptKafkaFlushPerRecord, "", "Wait for every action-state record's acknowledgement, as upstream Flink Agents does (true/false); for benchmarks only. Default: false (group commit)."},
+		{statestore.OptKafkaProducerLingerMs, "", "How long a partition's batch of action-state records may wait for more before it is sent (ms, 0..1000); larger batches cost the broker much less per record. Default: 5."},
+		{statestore.OptKafkaRunningLingerMs, "", "How long the record a running action writes after a durable call may wait unsent for a newer version of itself (ms, 0..60000); barriers and reconciled calls send it at once. Default: 100."},
+		{statestore.OptKafkaMaxBufferedRecords, "", "Action-state records written and not yet acknowledged before a write waits. Default: 50000."},
 	}
 }
 

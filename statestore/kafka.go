@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -52,18 +53,28 @@ type Kafka struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.RWMutex
-	recs    map[RecordKey]*kEntry
-	inputs  inputIndex             // records by input, done marks (pruning)
-	queues  map[int32]*offsetQueue // acknowledged versions per partition, by offset
-	end     map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
-	pending map[int32]int          // records produced and not yet acknowledged, per partition
-	puts    int64
-	rebuilt bool  // Recover ran
-	err     error // sticky write failure
-	closed  bool
-	lat     latencyWindow
-	stats   KafkaStats
+	mu       sync.RWMutex
+	recs     map[RecordKey]*kEntry
+	inputs   inputIndex             // records by input, done marks (pruning)
+	queues   map[int32]*offsetQueue // acknowledged versions per partition, by offset
+	end      map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
+	pending  map[int32]int          // records produced and not yet acknowledged, per partition
+	gen      uint64                 // flush generation of new writes; each Flush closes one
+	genWait  map[uint64]int         // records produced and not yet acknowledged, per generation
+	acks     *sync.Cond             // on k.mu: a generation was acknowledged, or the store failed
+	space    *sync.Cond             // on k.mu: records in flight fell below maxBuffered, or the store failed
+	flying   int                    // records produced and not yet acknowledged (tombstones included)
+	waiters  int                    // Puts waiting on space
+	held     []*kEntry              // running records held back (KafkaRunningLinger), oldest first, from heldHead
+	heldHead int
+	armed    bool // a linger timer is set for held[heldHead]
+	puts     int64
+	rebuilt  bool          // Recover ran
+	err      error         // sticky write failure
+	failed   chan struct{} // closed with err set
+	closed   bool
+	lat      latencyWindow
+	stats    KafkaStats
 }
 
 var (
@@ -80,7 +91,11 @@ type kEntry struct {
 	rec     *Record // nil once superseded by an acknowledged version, or dropped
 	size    int     // encoded key + plain value bytes
 	part    int32
-	off     int64   // -1 until acknowledged
+	gen     uint64 // the flush generation it was produced in
+	off     int64  // -1 until acknowledged
+	held    bool   // a running record not written yet (KafkaRunningLinger); kb and val are set
+	at      time.Time
+	kb, val []byte
 	next    *kEntry // the version that replaced this one
 	prev    *kEntry // the version this one replaced, until this one is acknowledged
 	dropped bool    // pruned by CheckpointComplete or deleted by a replayed tombstone
@@ -121,7 +136,14 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is kgo's default and needs acks=all
 		kgo.DefaultProduceTopic(cfg.topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(0), // batch while requests are in flight; PutDurable never waits for a linger
+		// Each partition's batch waits up to the linger for more records: the
+		// broker's work per record falls several-fold when a request carries
+		// tens of records per partition instead of one or two
+		// (benchmarks/kafka). Flush and PutDurable wait for it too.
+		kgo.ProducerLinger(cfg.producerLinger),
+		// The store bounds the records in flight itself (maxBuffered), so that
+		// Produce never blocks: held records are produced under k.mu.
+		kgo.MaxBufferedRecords(math.MaxInt32),
 		kgo.RecordDeliveryTimeout(cfg.delivery),
 		kgo.MetadataMinAge(500*time.Millisecond), // a topic just created shows up within 0.5 s, not 5 s
 	)
@@ -139,7 +161,11 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		queues:  make(map[int32]*offsetQueue),
 		end:     make(map[int32]int64),
 		pending: make(map[int32]int),
+		genWait: make(map[uint64]int),
+		failed:  make(chan struct{}),
 	}
+	k.acks = sync.NewCond(&k.mu)
+	k.space = sync.NewCond(&k.mu)
 	if err := k.setup(ctx); err != nil {
 		cl.Close()
 		return nil, err
@@ -210,19 +236,32 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		return err
 	}
 	e := &kEntry{key: r.Key, rec: r, size: len(key) + len(plain), part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning
 	k.mu.Lock()
+	if !hold {
+		for k.flying >= k.cfg.maxBuffered && k.usable() == nil {
+			k.waiters++
+			k.space.Wait()
+			k.waiters--
+		}
+	}
 	if err := k.usable(); err != nil {
 		k.mu.Unlock()
 		return err
 	}
-	if old, ok := k.recs[r.Key]; ok {
-		old.next, e.prev = e, old
-	} else {
-		k.inputs.add(r.Key)
-	}
-	k.recs[r.Key] = e
+	k.linkLocked(e)
 	k.puts++
-	k.pending[e.part]++
+	if hold {
+		e.held, e.at, e.kb, e.val = true, time.Now(), key, val
+		k.held = append(k.held, e)
+		if !k.armed {
+			k.armed = true
+			time.AfterFunc(k.cfg.runningLinger, k.lingerFire)
+		}
+		k.mu.Unlock()
+		return nil
+	}
+	kr := k.startLocked(e, key, val)
 	k.mu.Unlock()
 
 	wait := durable || k.cfg.flushPerRecord
@@ -231,9 +270,10 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		ack = make(chan error, 1)
 	}
 	start := time.Now()
-	kr := &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
-	// Never under k.mu: Produce blocks while the buffer is full, and the
-	// promise that frees it takes k.mu.
+	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
+	// order of a key's versions holds: Puts of one key are not concurrent,
+	// and a held version is produced (under k.mu) before the Put that
+	// replaces it takes k.mu, or never.
 	k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
 		k.acked(e, kr, start, err)
 		if ack != nil {
@@ -263,12 +303,94 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	return nil
 }
 
+// linkLocked makes e the newest version of its key. A held version it
+// replaces is never written: e holds all of it. REQUIRES: k.mu held.
+func (k *Kafka) linkLocked(e *kEntry) {
+	old, ok := k.recs[e.key]
+	switch {
+	case !ok:
+		k.inputs.add(e.key)
+	case old.held:
+		old.held, old.rec, old.kb, old.val = false, nil, nil, nil
+		if e.prev = old.prev; e.prev != nil {
+			e.prev.next = e
+		}
+		k.stats.RunningCoalesced++
+	default:
+		old.next, e.prev = e, old
+	}
+	k.recs[e.key] = e
+}
+
+// startLocked counts e as produced in the current flush generation and
+// returns its Kafka record. REQUIRES: k.mu held.
+func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
+	k.pending[e.part]++
+	k.flying++
+	e.gen = k.gen
+	k.genWait[e.gen]++
+	return &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
+}
+
+// releaseLocked produces the held records put at or before cutoff, or all of
+// them. Produce does not block here (the client's own buffer limit is out of
+// reach), so it runs under k.mu, which orders it before any later version
+// of the same key. REQUIRES: k.mu held.
+func (k *Kafka) releaseLocked(all bool, cutoff time.Time) {
+	for k.heldHead < len(k.held) {
+		e := k.held[k.heldHead]
+		if e.held && !all && e.at.After(cutoff) {
+			break
+		}
+		k.held[k.heldHead] = nil
+		k.heldHead++
+		if !e.held {
+			continue // replaced, or pruned
+		}
+		e.held = false
+		kr := k.startLocked(e, e.kb, e.val)
+		e.kb, e.val = nil, nil
+		start := time.Now()
+		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
+	}
+	if k.heldHead == len(k.held) {
+		clear(k.held)
+		k.held, k.heldHead = k.held[:0], 0
+	} else if k.heldHead > 1024 && 2*k.heldHead > len(k.held) {
+		n := copy(k.held, k.held[k.heldHead:])
+		clear(k.held[n:])
+		k.held, k.heldHead = k.held[:n], 0
+	}
+}
+
+// lingerFire writes the held records whose linger is over, and sets the
+// timer for the next one.
+func (k *Kafka) lingerFire() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.armed = false
+	if k.usable() != nil {
+		return
+	}
+	now := time.Now()
+	k.releaseLocked(false, now.Add(-k.cfg.runningLinger))
+	for k.heldHead < len(k.held) && !k.held[k.heldHead].held { // skip replaced ones
+		k.held[k.heldHead] = nil
+		k.heldHead++
+	}
+	if k.heldHead < len(k.held) {
+		k.armed = true
+		time.AfterFunc(k.held[k.heldHead].at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
+	}
+}
+
 // acked is the promise of every record: it records the offset or the
 // failure.
 func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.pending[e.part]--
+	k.doneLocked(e.gen)
 	if err != nil {
 		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
 		return
@@ -288,6 +410,18 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	k.stats.BytesWritten += int64(e.size)
 }
 
+// doneLocked counts one record of generation gen as answered (acknowledged
+// or failed). REQUIRES: k.mu held.
+func (k *Kafka) doneLocked(gen uint64) {
+	if k.genWait[gen]--; k.genWait[gen] == 0 {
+		delete(k.genWait, gen)
+		k.acks.Broadcast()
+	}
+	if k.flying--; k.waiters > 0 && k.flying < k.cfg.maxBuffered {
+		k.space.Broadcast()
+	}
+}
+
 // fail makes err the store's sticky failure unless it already has one or is
 // closed (closing fails the records still buffered).
 func (k *Kafka) fail(err error) {
@@ -300,7 +434,10 @@ func (k *Kafka) fail(err error) {
 func (k *Kafka) failLocked(err error) {
 	if k.err == nil && !k.closed {
 		k.err = err
+		close(k.failed)
 		k.cancel() // fail what is still buffered, wake Puts waiting for buffer space
+		k.acks.Broadcast()
+		k.space.Broadcast()
 		k.log.Error("statestore: Kafka action-state store failed", "err", err)
 	}
 }
@@ -325,17 +462,63 @@ func (k *Kafka) flushClient() {
 	if err := k.cl.Flush(ctx); err != nil {
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		first, waiting := int32(-1), []string{}
-		for _, p := range slices.Sorted(maps.Keys(k.pending)) {
-			if n := k.pending[p]; n > 0 {
-				if first < 0 {
-					first = p
-				}
-				waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
+		k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: k.firstPendingLocked(),
+			Err: fmt.Errorf("records not acknowledged within %v (%s): %w", limit, k.pendingLocked(), err)})
+	}
+}
+
+// firstPendingLocked is the first partition with records not yet
+// acknowledged, or -1. REQUIRES: k.mu held.
+func (k *Kafka) firstPendingLocked() int32 {
+	for _, p := range slices.Sorted(maps.Keys(k.pending)) {
+		if k.pending[p] > 0 {
+			return p
+		}
+	}
+	return -1
+}
+
+// pendingLocked lists the partitions with records not yet acknowledged, and
+// how many. REQUIRES: k.mu held.
+func (k *Kafka) pendingLocked() string {
+	waiting := []string{}
+	for _, p := range slices.Sorted(maps.Keys(k.pending)) {
+		if n := k.pending[p]; n > 0 {
+			waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
+		}
+	}
+	return strings.Join(waiting, ", ")
+}
+
+// awaitLocked waits until every record of flush generation g and before is
+// acknowledged, the store fails, or the bound of flushClient passes since
+// start, which fails the store naming the partitions still waiting.
+// REQUIRES: k.mu held (write).
+func (k *Kafka) awaitLocked(g uint64, start time.Time) {
+	limit := k.cfg.delivery + 5*time.Second
+	wake := time.AfterFunc(limit-time.Since(start), func() {
+		k.mu.Lock()
+		k.acks.Broadcast()
+		k.mu.Unlock()
+	})
+	defer wake.Stop()
+	for k.usable() == nil {
+		waiting := false
+		for gen, n := range k.genWait {
+			if gen <= g && n > 0 {
+				waiting = true
+				break
 			}
 		}
-		k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: first,
-			Err: fmt.Errorf("records not acknowledged within %v (%s): %w", limit, strings.Join(waiting, ", "), err)})
+		if !waiting {
+			return
+		}
+		if time.Since(start) >= limit {
+			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: k.firstPendingLocked(),
+				Err: fmt.Errorf("records not acknowledged within %v (%s)", limit, k.pendingLocked())})
+			return
+		}
+		k.acks.Wait()
 	}
 }
 
@@ -344,17 +527,23 @@ func (k *Kafka) flushClient() {
 // id, CheckpointID 0 for the caller to set, and the first offset still
 // needed for every partition this subtask writes to). Offsets never
 // decrease from one Flush to the next.
+//
+// Flush waits for the records Put before it only: Puts that run meanwhile
+// (actions after the barrier) go on and are not waited for, so the pipeline
+// does not drain at every checkpoint. Such a record may already be
+// acknowledged when the marker is taken; a restore reads it then, which is
+// harmless (it holds later progress of an input the snapshot has in flight).
 func (k *Kafka) Flush() (snapshot.Marker, error) {
-	k.mu.RLock()
-	err := k.usable()
-	k.mu.RUnlock()
-	if err != nil {
-		return snapshot.Marker{}, err
-	}
 	start := time.Now()
-	k.flushClient()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := k.usable(); err != nil {
+		return snapshot.Marker{}, err
+	}
+	k.releaseLocked(true, time.Time{}) // the held records of running actions belong to the cut
+	g := k.gen
+	k.gen++
+	k.awaitLocked(g, start)
 	if err := k.usable(); err != nil {
 		return snapshot.Marker{}, err
 	}
@@ -393,6 +582,10 @@ func (k *Kafka) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut in
 	k.inputs.markBelow(kg, keyHash, seq, lastCut)
 }
 
+// pruneChunk is the number of records CheckpointComplete drops per hold of
+// the store's lock.
+const pruneChunk = 1024
+
 // CheckpointComplete implements ActionStore: it drops every record of every
 // input marked done (MarkInputDone, MarkDoneBelow) with lastCut <
 // checkpointID from memory, so later markers no longer point at them, and
@@ -405,30 +598,53 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		k.mu.Unlock()
 		return err
 	}
+	var keys []RecordKey
+	k.inputs.prune(checkpointID, func(key RecordKey) { keys = append(keys, key) })
+	k.mu.Unlock()
+	// The records go in chunks, so that Puts and the core are not held up
+	// by a long prune. A Flush in between sees some records still held: its
+	// marker is older than it could be, never newer.
 	var tombs []*kEntry
-	k.inputs.prune(checkpointID, func(key RecordKey) {
-		e, ok := k.recs[key]
-		if !ok {
-			return
+	for len(keys) > 0 {
+		n := min(len(keys), pruneChunk)
+		k.mu.Lock()
+		for _, key := range keys[:n] {
+			e, ok := k.recs[key]
+			if !ok {
+				continue
+			}
+			e.dropped, e.rec, e.held, e.kb, e.val = true, nil, false, nil, nil
+			delete(k.recs, key)
+			k.stats.Pruned++
+			if k.cfg.tombstones {
+				tombs = append(tombs, e)
+			}
 		}
-		e.dropped, e.rec = true, nil
-		delete(k.recs, key)
-		k.stats.Pruned++
-		if k.cfg.tombstones {
-			tombs = append(tombs, e)
-		}
-	})
+		k.mu.Unlock()
+		keys = keys[n:]
+	}
+	k.mu.Lock()
+	gen := k.gen // the next Flush waits for the tombstones too
+	if len(tombs) > 0 {
+		k.genWait[gen] += len(tombs)
+		k.flying += len(tombs)
+	}
+	for _, e := range tombs {
+		k.pending[e.part]++
+	}
 	k.mu.Unlock()
 	for _, e := range tombs {
 		kr := &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes()} // nil value: a tombstone
 		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			k.pending[kr.Partition]--
+			k.doneLocked(gen)
 			if err != nil {
-				k.fail(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: fmt.Errorf("tombstone: %w", err)})
+				k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: fmt.Errorf("tombstone: %w", err)})
 				return
 			}
-			k.mu.Lock()
 			k.stats.Tombstones++
-			k.mu.Unlock()
 		})
 	}
 	return nil
@@ -448,6 +664,18 @@ func (k *Kafka) Close() error {
 	k.cancel()
 	k.cl.Close()
 	return nil
+}
+
+// Failed returns a channel that is closed when the store fails: a write
+// was lost, whether or not anything waits for it. Err then says why. The
+// caller should fail the task at once rather than at its next write.
+func (k *Kafka) Failed() <-chan struct{} { return k.failed }
+
+// Err returns the store's failure, or nil.
+func (k *Kafka) Err() error {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.err
 }
 
 // Warnings returns the unsafe settings found on an existing topic.

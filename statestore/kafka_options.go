@@ -40,6 +40,9 @@ type kafkaCfg struct {
 	owned          snapshot.KeyGroupRange
 	maxParallelism int32
 	flushPerRecord bool
+	runningLinger  time.Duration
+	producerLinger time.Duration
+	maxBuffered    int
 	delivery       time.Duration
 	logger         *slog.Logger
 	clientOpts     []kgo.Opt
@@ -52,6 +55,9 @@ const (
 	DefaultKafkaReplicationFactor = 1
 	DefaultKafkaMaxParallelism    = 128
 	DefaultKafkaDeliveryTimeout   = 30 * time.Second
+	DefaultKafkaRunningLinger     = 100 * time.Millisecond
+	DefaultKafkaProducerLinger    = 5 * time.Millisecond
+	DefaultKafkaMaxBuffered       = 50000
 )
 
 func defaultKafkaCfg() kafkaCfg {
@@ -62,6 +68,9 @@ func defaultKafkaCfg() kafkaCfg {
 		owned:          snapshot.KeyGroupRange{Start: 0, End: DefaultKafkaMaxParallelism - 1},
 		maxParallelism: DefaultKafkaMaxParallelism,
 		delivery:       DefaultKafkaDeliveryTimeout,
+		runningLinger:  DefaultKafkaRunningLinger,
+		producerLinger: DefaultKafkaProducerLinger,
+		maxBuffered:    DefaultKafkaMaxBuffered,
 	}
 }
 
@@ -143,6 +152,29 @@ func KafkaKeyGroups(owned snapshot.KeyGroupRange, maxParallelism int32) KafkaOpt
 // benchmarks only. Default: false (group commit).
 func KafkaFlushPerRecord(on bool) KafkaOpt { return func(c *kafkaCfg) { c.flushPerRecord = on } }
 
+// KafkaRunningLinger sets how long the record of a running action (written
+// after each durable call) may wait unsent for a newer version of itself
+// (kafka.running.record.linger.ms): when the action writes again within
+// that time (its next durable call, or its completion), only the newer
+// record is written. A Flush (every barrier) and a PutDurable (a
+// reconciler's pending record) send it at once. A durable call's outcome is
+// therefore written at most this long after the call returned, unless a
+// newer record of the same action holds it. 0 writes every record at once.
+// Default: 100 ms.
+func KafkaRunningLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c.runningLinger = d } }
+
+// KafkaProducerLinger sets how long a partition's batch of records may wait
+// for more before it is sent (kafka.producer.linger.ms). Larger batches cost
+// the broker much less per record; a Flush (every barrier) and a PutDurable
+// wait up to this long more. 0 sends whenever no request is in flight.
+// Default: 5 ms.
+func KafkaProducerLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c.producerLinger = d } }
+
+// KafkaMaxBufferedRecords bounds the records written and not yet
+// acknowledged (kafka.max.buffered.records): a Put beyond it waits for
+// acknowledgements. Default: 50,000.
+func KafkaMaxBufferedRecords(n int) KafkaOpt { return func(c *kafkaCfg) { c.maxBuffered = n } }
+
 // KafkaDeliveryTimeout bounds how long a record may wait for its
 // acknowledgement before it fails (and the store with it), and how long
 // Flush waits (kafka.delivery.timeout.ms). At least 1 s. Default: 30 s.
@@ -185,6 +217,12 @@ func (c *kafkaCfg) validate() error {
 			c.owned.Start, c.owned.End, c.maxParallelism-1)
 	case c.delivery < time.Second:
 		return bad("delivery timeout %v: must be at least 1s", c.delivery)
+	case c.runningLinger < 0 || c.runningLinger > time.Minute:
+		return bad("kafka.running.record.linger.ms %v: must be in [0, 60000] ms", c.runningLinger)
+	case c.producerLinger < 0 || c.producerLinger > time.Second:
+		return bad("kafka.producer.linger.ms %v: must be in [0, 1000] ms", c.producerLinger)
+	case c.maxBuffered < 1:
+		return bad("kafka.max.buffered.records %d: must be at least 1", c.maxBuffered)
 	}
 	if c.saslMechanism != "" || c.saslUser != "" || c.saslPass != "" {
 		switch c.saslMechanism {
@@ -231,6 +269,9 @@ const (
 	OptKafkaEncryptionKeyEnv    = "kafka.encryption.key.env"
 	OptKafkaDeliveryTimeoutMs   = "kafka.delivery.timeout.ms"
 	OptKafkaFlushPerRecord      = "kafka.flush.per.record"
+	OptKafkaRunningLingerMs     = "kafka.running.record.linger.ms"
+	OptKafkaMaxBufferedRecords  = "kafka.max.buffered.records"
+	OptKafkaProducerLingerMs    = "kafka.producer.linger.ms"
 )
 
 var kafkaOptionNames = []string{
@@ -238,7 +279,7 @@ var kafkaOptionNames = []string{
 	OptKafkaTombstones, OptKafkaCleanupControlTopic, OptKafkaSASLMechanism, OptKafkaSASLUsername,
 	OptKafkaSASLPassword, OptKafkaTLSEnabled, OptKafkaTLSCAFile, OptKafkaTLSCertFile, OptKafkaTLSKeyFile,
 	OptKafkaTLSInsecure, OptKafkaEncryptionKeyFile, OptKafkaEncryptionKeyEnv, OptKafkaDeliveryTimeoutMs,
-	OptKafkaFlushPerRecord,
+	OptKafkaFlushPerRecord, OptKafkaRunningLingerMs, OptKafkaMaxBufferedRecords, OptKafkaProducerLingerMs,
 }
 
 // KafkaOptionsFrom turns agent options into KafkaOpts. It reads every option
@@ -320,6 +361,15 @@ func KafkaOptionsFrom(options map[string]string) ([]KafkaOpt, error) {
 	}
 	if b, ok := p.bool(OptKafkaFlushPerRecord); ok {
 		opts = append(opts, KafkaFlushPerRecord(b))
+	}
+	if n, ok := p.int(OptKafkaRunningLingerMs, 0, 60000); ok {
+		opts = append(opts, KafkaRunningLinger(time.Duration(n)*time.Millisecond))
+	}
+	if n, ok := p.int(OptKafkaProducerLingerMs, 0, 1000); ok {
+		opts = append(opts, KafkaProducerLinger(time.Duration(n)*time.Millisecond))
+	}
+	if n, ok := p.int(OptKafkaMaxBufferedRecords, 1, 1<<24); ok {
+		opts = append(opts, KafkaMaxBufferedRecords(int(n)))
 	}
 	if p.err != nil {
 		return nil, p.err

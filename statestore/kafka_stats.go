@@ -24,6 +24,7 @@ type KafkaStats struct {
 	ReplayedPartitions []int32       // partitions the last Recover read, in order
 	Records            int           // records held in memory now (one per key)
 	Pruned             int64         // records dropped by CheckpointComplete
+	RunningCoalesced   int64         // running records never written: a newer version replaced them within the linger
 }
 
 // LatencyWindow is the number of acks the latency percentiles cover.

@@ -43,6 +43,7 @@ func runKafkaSuite(t *testing.T, env *kafkaEnv) {
 		{"TopicReusedWithWarning", testKafkaTopicReused},
 		{"PutGetFlushMarker", testKafkaPutGetFlush},
 		{"PutDurable", testKafkaPutDurable},
+		{"RunningLinger", testKafkaRunningLinger},
 		{"InvalidPut", testKafkaInvalidPut},
 		{"RecoverRescale", testKafkaRecoverRescale},
 		{"RecoverEndOffsetsCaptured", testKafkaRecoverConcurrent},
@@ -276,7 +277,9 @@ func (s *syncBuffer) String() string {
 
 func testKafkaPutGetFlush(t *testing.T, env *kafkaEnv) {
 	topic := testTopic(t)
-	k := openKafka(t, env, topic, owned(0, 3)) // partitions 0..3
+	// Partitions 0..3. Running records are written at once, so that the
+	// log holds the records in Put order (RunningLinger covers holding).
+	k := openKafka(t, env, topic, owned(0, 3), KafkaRunningLinger(0))
 	m0 := flush(t, k)
 	if m0.Backend != "kafka" || m0.Topic != topic || m0.Version != snapshot.MarkerVersion {
 		t.Fatalf("marker %+v", m0)
@@ -358,6 +361,86 @@ func testKafkaPutDurable(t *testing.T, env *kafkaEnv) {
 	}
 	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// testKafkaRunningLinger: a running record is held for the linger; a newer
+// version of the same action within it replaces it unwritten; otherwise it
+// is written when the linger ends, at a Flush (covered by the marker) or
+// before a PutDurable of the same action.
+func testKafkaRunningLinger(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	const linger = 300 * time.Millisecond
+	k := openKafka(t, env, topic, KafkaRunningLinger(linger))
+	call := func(r *Record, n int) *Record {
+		for i := range n {
+			r.Calls = append(r.Calls, CallRecord{CallID: fmt.Sprintf("c%d", i), Status: CallSucceeded, Result: []byte{0xc0}})
+		}
+		return r
+	}
+	decoded := func(recs []*kgo.Record) map[string][]Status {
+		out := map[string][]Status{}
+		for _, kr := range recs {
+			r, err := DecodeRecord(kr.Key, kr.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%d/%s", r.Key.Seq, r.Key.Action)
+			out[name] = append(out[name], r.Status)
+		}
+		return out
+	}
+	m0 := flush(t, k)
+
+	// 1: two running versions and the completion within the linger: only
+	// the completion is written.
+	putAll(t, k, call(kRec(1, "a", 1, "coalesced", StatusRunning), 1), call(kRec(1, "a", 1, "coalesced", StatusRunning), 2),
+		call(kRec(1, "a", 1, "coalesced", StatusCompleted), 2))
+	// 2: a running version and a PutDurable of the same action: only the
+	// durable one is written (it holds the earlier call).
+	putAll(t, k, call(kRec(2, "b", 2, "durable", StatusRunning), 1))
+	pending := call(kRec(2, "b", 2, "durable", StatusRunning), 1)
+	pending.Calls = append(pending.Calls, CallRecord{CallID: "side-effect", Status: CallPending})
+	if err := k.PutDurable(pending); err != nil {
+		t.Fatal(err)
+	}
+	after := map[string][]Status{"1/coalesced": {StatusCompleted}, "2/durable": {StatusRunning}}
+	if got := decoded(readTopic(t, env, topic)); !maps.EqualFunc(got, after, slices.Equal) {
+		t.Fatalf("after the durable put the topic holds %v, want %v", got, after)
+	}
+	// 3: a running record nothing replaces is written once the linger is
+	// over, without a Flush.
+	putAll(t, k, call(kRec(3, "c", 3, "slow", StatusRunning), 1))
+	deadline := time.Now().Add(10 * linger)
+	for {
+		if _, ok := decoded(readTopic(t, env, topic))["3/slow"]; ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held running record of 3/slow was not written %v after its linger", 10*linger)
+		}
+		time.Sleep(linger / 4)
+	}
+	// 4: a Flush writes what is held, and its marker covers it.
+	putAll(t, k, call(kRec(4, "d", 4, "at-cut", StatusRunning), 1))
+	m1 := flush(t, k)
+	recs := readTopic(t, env, topic)
+	got := decoded(recs)
+	want := map[string][]Status{"1/coalesced": {StatusCompleted}, "2/durable": {StatusRunning},
+		"3/slow": {StatusRunning}, "4/at-cut": {StatusRunning}}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("topic holds %v, want %v", got, want)
+	}
+	for _, kr := range recs {
+		if r, _ := DecodeRecord(kr.Key, kr.Value); r.Key.Action == "at-cut" && m1.Offsets[kr.Partition] > kr.Offset {
+			t.Errorf("marker %d of partition %d is past the held record of 4/at-cut at %d", m1.Offsets[kr.Partition], kr.Partition, kr.Offset)
+		}
+	}
+	if m1.Offsets[Partition(1, testParts)] != m0.Offsets[Partition(1, testParts)] {
+		t.Errorf("marker of partition %d moved while 1/coalesced is held in memory", Partition(1, testParts))
+	}
+	if s := k.KafkaStats(); s.RunningCoalesced != 3 || s.RecordsWritten != 4 {
+		t.Errorf("stats: %d running records coalesced, %d written; want 3 and 4", s.RunningCoalesced, s.RecordsWritten)
 	}
 }
 

@@ -29,6 +29,7 @@ type Core struct {
 	ag      *compiled
 	cfg     Config
 	store   statestore.ActionStore
+	hint    statestore.HoldHinter   // store's, or nil: Get on every first attempt
 	tracker statestore.InputTracker // store, if it prunes finished inputs
 	lastCut int64                   // last checkpoint cut (or restored from)
 	logger  *slog.Logger
@@ -155,6 +156,7 @@ func NewCore(a *Agent, cfg Config, store statestore.ActionStore) (*Core, error) 
 		table:  statestore.NewTable[keyState](),
 	}
 	c.tracker, _ = store.(statestore.InputTracker)
+	c.hint, _ = store.(statestore.HoldHinter)
 	return c, nil
 }
 

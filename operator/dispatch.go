@@ -25,7 +25,7 @@ func (c *Core) dispatch() {
 		t.emitBase, t.attempt, t.short, t.sensory, t.prior = f.emitted, f.attempt, ks.mem, f.sensory, f.prior
 		if c.store != nil {
 			t.keySHA = ks.sha256()
-			if f.attempt == 0 {
+			if f.attempt == 0 && (c.hint == nil || c.hint.MayHold(ks.kg, t.keySHA, t.seq)) {
 				if rec, ok := c.store.Get(t.recordKey()); ok {
 					if rec.Status == statestore.StatusCompleted {
 						c.replayCompleted(ks, t, rec)

@@ -111,24 +111,35 @@ func (x *inputIndex) markBelow(kg int32, keyHash [32]byte, seq uint64, lastCut i
 // prune calls drop for every record key of every input marked done with
 // lastCut < checkpointID, and forgets those inputs.
 func (x *inputIndex) prune(checkpointID int64, drop func(RecordKey)) {
-	take := func(in inputID) {
-		for _, k := range x.byInput[in] {
-			drop(k)
-		}
-		delete(x.byInput, in)
+	for _, in := range x.due(checkpointID) {
+		x.take(in, drop)
 	}
+}
+
+// due detaches and returns the inputs marked done with lastCut <
+// checkpointID; take then drops each one's records.
+func (x *inputIndex) due(checkpointID int64) []inputID {
+	var out []inputID
 	for cut, ins := range x.done {
 		if cut >= checkpointID {
 			continue
 		}
-		for _, in := range ins {
-			take(in)
+		if out == nil {
+			out = ins
+		} else {
+			out = append(out, ins...)
 		}
 		delete(x.done, cut)
 	}
-	for _, in := range x.below.due(x.byInput, checkpointID) {
-		take(in)
+	return append(out, x.below.due(x.byInput, checkpointID)...)
+}
+
+// take calls drop for every record key of input in and forgets the input.
+func (x *inputIndex) take(in inputID, drop func(RecordKey)) {
+	for _, k := range x.byInput[in] {
+		drop(k)
 	}
+	delete(x.byInput, in)
 }
 
 // rebuild re-indexes keys and forgets every mark (after a simulated crash).

@@ -69,18 +69,22 @@ type Kafka struct {
 	heldHead int
 	armed    bool // a linger timer is set for held[heldHead]
 	puts     int64
-	rebuilt  bool          // Recover ran
-	err      error         // sticky write failure
-	failed   chan struct{} // closed with err set
-	closed   bool
-	lat      latencyWindow
-	stats    KafkaStats
+	rebuilt  bool // Recover ran
+	// recSeq is, after Recover, the highest input of each key it recovered
+	// a record of; written by Recover only, read by MayHold without k.mu.
+	recSeq map[keyID]uint64
+	err    error         // sticky write failure
+	failed chan struct{} // closed with err set
+	closed bool
+	lat    latencyWindow
+	stats  KafkaStats
 }
 
 var (
 	_ ActionStore          = (*Kafka)(nil)
 	_ InputTracker         = (*Kafka)(nil)
 	_ RestoredInputTracker = (*Kafka)(nil)
+	_ HoldHinter           = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -91,14 +95,18 @@ type kEntry struct {
 	rec     *Record // nil once superseded by an acknowledged version, or dropped
 	size    int     // encoded key + plain value bytes
 	part    int32
-	gen     uint64 // the flush generation it was produced in
-	off     int64  // -1 until acknowledged
-	held    bool   // a running record not written yet (KafkaRunningLinger); kb and val are set
-	at      time.Time
-	kb, val []byte
-	next    *kEntry // the version that replaced this one
-	prev    *kEntry // the version this one replaced, until this one is acknowledged
-	dropped bool    // pruned by CheckpointComplete or deleted by a replayed tombstone
+	gen     uint64   // the flush generation it was produced in
+	off     int64    // -1 until acknowledged
+	held    *heldRec // set while it is a running record not written yet (KafkaRunningLinger)
+	next    *kEntry  // the version that replaced this one
+	prev    *kEntry  // the version this one replaced, until this one is acknowledged
+	dropped bool     // pruned by CheckpointComplete or deleted by a replayed tombstone
+}
+
+// heldRec is what a held running record needs until it is written.
+type heldRec struct {
+	at      time.Time // when it was put
+	kb, val []byte    // its Kafka key and value
 }
 
 // needed reports whether a restore may need to read e: it is neither dropped
@@ -213,6 +221,14 @@ func (k *Kafka) Get(key RecordKey) (*Record, bool) {
 	return e.rec, true
 }
 
+// MayHold implements HoldHinter: only keys Recover found records of, up to
+// the highest input it found, may have records the core does not know of.
+// REQUIRES: Recover, if called, returned before the first MayHold.
+func (k *Kafka) MayHold(kg int32, keyHash [32]byte, seq uint64) bool {
+	top, ok := k.recSeq[keyID{kg, keyHash}]
+	return ok && seq <= top
+}
+
 // Put implements ActionStore. An invalid record, or one of a key group this
 // subtask does not own, is a *RecordError and does not make the store fail.
 func (k *Kafka) Put(r *Record) error { return k.put(r, false) }
@@ -252,7 +268,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	k.linkLocked(e)
 	k.puts++
 	if hold {
-		e.held, e.at, e.kb, e.val = true, time.Now(), key, val
+		e.held = &heldRec{at: time.Now(), kb: key, val: val}
 		k.held = append(k.held, e)
 		if !k.armed {
 			k.armed = true
@@ -310,8 +326,8 @@ func (k *Kafka) linkLocked(e *kEntry) {
 	switch {
 	case !ok:
 		k.inputs.add(e.key)
-	case old.held:
-		old.held, old.rec, old.kb, old.val = false, nil, nil, nil
+	case old.held != nil:
+		old.held, old.rec = nil, nil
 		if e.prev = old.prev; e.prev != nil {
 			e.prev.next = e
 		}
@@ -339,17 +355,16 @@ func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
 func (k *Kafka) releaseLocked(all bool, cutoff time.Time) {
 	for k.heldHead < len(k.held) {
 		e := k.held[k.heldHead]
-		if e.held && !all && e.at.After(cutoff) {
+		if e.held != nil && !all && e.held.at.After(cutoff) {
 			break
 		}
 		k.held[k.heldHead] = nil
 		k.heldHead++
-		if !e.held {
+		if e.held == nil {
 			continue // replaced, or pruned
 		}
-		e.held = false
-		kr := k.startLocked(e, e.kb, e.val)
-		e.kb, e.val = nil, nil
+		kr := k.startLocked(e, e.held.kb, e.held.val)
+		e.held = nil
 		start := time.Now()
 		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
 	}
@@ -374,13 +389,13 @@ func (k *Kafka) lingerFire() {
 	}
 	now := time.Now()
 	k.releaseLocked(false, now.Add(-k.cfg.runningLinger))
-	for k.heldHead < len(k.held) && !k.held[k.heldHead].held { // skip replaced ones
+	for k.heldHead < len(k.held) && k.held[k.heldHead].held == nil { // skip replaced ones
 		k.held[k.heldHead] = nil
 		k.heldHead++
 	}
 	if k.heldHead < len(k.held) {
 		k.armed = true
-		time.AfterFunc(k.held[k.heldHead].at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
+		time.AfterFunc(k.held[k.heldHead].held.at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
 	}
 }
 
@@ -582,9 +597,9 @@ func (k *Kafka) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut in
 	k.inputs.markBelow(kg, keyHash, seq, lastCut)
 }
 
-// pruneChunk is the number of records CheckpointComplete drops per hold of
+// pruneChunk is the number of inputs CheckpointComplete prunes per hold of
 // the store's lock.
-const pruneChunk = 1024
+const pruneChunk = 512
 
 // CheckpointComplete implements ActionStore: it drops every record of every
 // input marked done (MarkInputDone, MarkDoneBelow) with lastCut <
@@ -598,30 +613,32 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		k.mu.Unlock()
 		return err
 	}
-	var keys []RecordKey
-	k.inputs.prune(checkpointID, func(key RecordKey) { keys = append(keys, key) })
+	ins := k.inputs.due(checkpointID)
 	k.mu.Unlock()
-	// The records go in chunks, so that Puts and the core are not held up
-	// by a long prune. A Flush in between sees some records still held: its
+	// The inputs go in chunks, so that Puts and the core are not held up by
+	// a long prune. A Flush in between sees some records still held: its
 	// marker is older than it could be, never newer.
 	var tombs []*kEntry
-	for len(keys) > 0 {
-		n := min(len(keys), pruneChunk)
+	drop := func(key RecordKey) {
+		e, ok := k.recs[key]
+		if !ok {
+			return
+		}
+		e.dropped, e.rec, e.held = true, nil, nil
+		delete(k.recs, key)
+		k.stats.Pruned++
+		if k.cfg.tombstones {
+			tombs = append(tombs, e)
+		}
+	}
+	for len(ins) > 0 {
+		n := min(len(ins), pruneChunk)
 		k.mu.Lock()
-		for _, key := range keys[:n] {
-			e, ok := k.recs[key]
-			if !ok {
-				continue
-			}
-			e.dropped, e.rec, e.held, e.kb, e.val = true, nil, false, nil, nil
-			delete(k.recs, key)
-			k.stats.Pruned++
-			if k.cfg.tombstones {
-				tombs = append(tombs, e)
-			}
+		for _, in := range ins[:n] {
+			k.inputs.take(in, drop)
 		}
 		k.mu.Unlock()
-		keys = keys[n:]
+		ins = ins[n:]
 	}
 	k.mu.Lock()
 	gen := k.gen // the next Flush waits for the tombstones too

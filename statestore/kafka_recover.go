@@ -76,6 +76,13 @@ func (k *Kafka) Recover(ctx context.Context, markers []snapshot.Marker) error {
 			k.end[p] = e
 		}
 	}
+	k.recSeq = make(map[keyID]uint64, len(k.recs))
+	for key := range k.recs {
+		id := keyID{key.KeyGroup, key.KeyHash}
+		if top, ok := k.recSeq[id]; !ok || key.Seq > top {
+			k.recSeq[id] = key.Seq
+		}
+	}
 	k.stats.RebuildTime = time.Since(start)
 	k.stats.ReplayedPartitions = slices.Sorted(maps.Keys(read))
 	s := k.stats

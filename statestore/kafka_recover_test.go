@@ -81,6 +81,11 @@ func testKafkaRecoverRescale(t *testing.T, env *kafkaEnv) {
 	}
 	for _, r := range [][2]int32{{0, 3}, {4, 31}} {
 		k := openKafka(t, env, topic, owned(r[0], r[1]))
+		for key := range need {
+			if k.MayHold(key.KeyGroup, key.KeyHash, key.Seq) {
+				t.Fatalf("MayHold(%v) before Recover", key)
+			}
+		}
 		if err := k.Recover(testCtx(t), markers); err != nil {
 			t.Fatalf("Recover %v: %v", r, err)
 		}
@@ -89,6 +94,14 @@ func testKafkaRecoverRescale(t *testing.T, env *kafkaEnv) {
 			got, ok := k.Get(key)
 			if own.Contains(key.KeyGroup) != ok {
 				t.Fatalf("owned %v: Get(%v) found=%v", r, key, ok)
+			}
+			// MayHold: true up to the highest recovered input of the key,
+			// false beyond it and for keys of other subtasks.
+			if hold := k.MayHold(key.KeyGroup, key.KeyHash, key.Seq); hold != ok {
+				t.Errorf("owned %v: MayHold(%v) = %v, Get found %v", r, key, hold, ok)
+			}
+			if k.MayHold(key.KeyGroup, key.KeyHash, key.Seq+1) {
+				t.Errorf("owned %v: MayHold after the last recovered input of %v", r, key)
 			}
 			if ok && got.Status != want.Status {
 				t.Errorf("Get(%v).Status = %d, want %d", key, got.Status, want.Status)

@@ -119,6 +119,7 @@ func ParseTopicID(s string) (snapshot.UUID, error) {
 type topicInfo struct {
 	id         snapshot.UUID
 	partitions int32
+	led        bool // every partition has a leader
 }
 
 // ensureTopic creates the action-state topic if it is missing and describes
@@ -139,9 +140,12 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, c *kafkaCfg) (topicInfo,
 			return info, nil, fmt.Errorf("%w %q: creating it with %d partitions, replication factor %d: %w; create it yourself or fix the broker settings",
 				ErrKafkaTopic, c.topic, c.partitions, c.replication, err)
 		}
-		// Metadata can lag behind the creation on a real cluster.
+		// Metadata can lag behind the creation on a real cluster, and the
+		// partitions have no leader for a moment: wait until every one has
+		// one, so that the first writes are not refused and retried only at
+		// the next metadata refresh (half a second later).
 		for {
-			if info, found, err = describeTopic(ctx, adm, c.topic); err != nil || found {
+			if info, found, err = describeTopic(ctx, adm, c.topic); err != nil || (found && info.led) {
 				break
 			}
 			select {
@@ -178,6 +182,12 @@ func describeTopic(ctx context.Context, adm *kadm.Client, topic string) (topicIn
 	}
 	info.id = snapshot.UUID(td.ID)
 	info.partitions = int32(len(td.Partitions))
+	info.led = true
+	for _, pd := range td.Partitions {
+		if pd.Err != nil || pd.Leader < 0 {
+			info.led = false
+		}
+	}
 	return info, true, nil
 }
 

@@ -76,3 +76,16 @@ func (k *RecordKey) input() inputID { return inputID{k.KeyGroup, k.KeyHash, k.Se
 type RestoredInputTracker interface {
 	MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64)
 }
+
+// HoldHinter is an ActionStore that can tell, without a lookup and without
+// its lock, that it holds no record of an input: a store that rebuilds its
+// records once at startup (Kafka's Recover) holds records of a key only up
+// to the highest input it recovered, since records this process Puts are of
+// executions the core already knows about. The core skips Get on a first
+// attempt when MayHold is false.
+//
+// MayHold(kg, keyHash, seq) must be true whenever Get of a record key of
+// that input could succeed on a first attempt.
+type HoldHinter interface {
+	MayHold(kg int32, keyHash [32]byte, seq uint64) bool
+}

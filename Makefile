@@ -10,6 +10,7 @@ BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
 AGENT    := $(BIN)/orderscoring
 TESTAGENT := $(BIN)/flinkgo-testagent
+CLI      := $(BIN)/flinkgo
 # Fixtures for the Java bad-setup tests; built by path (./... skips testdata).
 FIXTURES := badversion badtoken
 SHIM_JAR := java-shim/target/flinkgo-shim-0.1.0-SNAPSHOT.jar
@@ -42,7 +43,7 @@ agent:
 	$(GO) build ./...
 	$(GO) build -o $(AGENT) ./cmd/orderscoring
 	$(GO) build -o $(TESTAGENT) ./cmd/flinkgo-testagent
-	$(GO) build -o $(BIN)/flinkgo ./cmd/flinkgo
+	$(GO) build -o $(CLI) ./cmd/flinkgo
 	@set -e; for f in $(FIXTURES); do $(GO) build -o $(BIN)/$$f ./testdata/fixtures/$$f; done
 
 shim:
@@ -77,7 +78,7 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg/ >/dev/null; \
 	done
 
-JAVA_IT_PROPS := -Dflinkgo.binary=$(AGENT) -Dflinkgo.testagent=$(TESTAGENT) \
+JAVA_IT_PROPS := -Dflinkgo.binary=$(AGENT) -Dflinkgo.testagent=$(TESTAGENT) -Dflinkgo.cli=$(CLI) \
 	-Dflinkgo.fixture.badversion=$(BIN)/badversion -Dflinkgo.fixture.badtoken=$(BIN)/badtoken
 
 # A failing Java test is run once more (surefire reports it as flaky): the

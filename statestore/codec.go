@@ -191,8 +191,32 @@ func checkCall(c *CallRecord) error {
 	return nil
 }
 
-func (w *valueWriter) writeCall(c *CallRecord) error {
+// checkCallOut holds the rules of a CallRecord being written: checkCall's,
+// and a succeeded call's result is one msgpack value of the value domain.
+func checkCallOut(c *CallRecord) error {
 	if err := checkCall(c); err != nil {
+		return err
+	}
+	if c.Status != CallSucceeded {
+		return nil
+	}
+	if len(c.Result) == 0 {
+		return fmt.Errorf("a succeeded call needs a result; a nil result is EncodeValue(nil) = 0xc0")
+	}
+	r := getReader(c.Result)
+	_, err := r.skipValue(0)
+	if err == nil && r.remaining() != 0 {
+		err = r.corruptf("%d bytes after the value", r.remaining())
+	}
+	putReader(r)
+	if err != nil {
+		return fmt.Errorf("result is not one msgpack value of the value domain: %v", err)
+	}
+	return nil
+}
+
+func (w *valueWriter) writeCall(c *CallRecord) error {
+	if err := checkCallOut(c); err != nil {
 		return err
 	}
 	w.enc.EncodeArrayLen(callFields)
@@ -200,18 +224,6 @@ func (w *valueWriter) writeCall(c *CallRecord) error {
 	w.writeBin(c.ArgsDigest[:])
 	w.writeUint(uint64(c.Status))
 	if c.Status == CallSucceeded {
-		if len(c.Result) == 0 {
-			return fmt.Errorf("a succeeded call needs a result; a nil result is EncodeValue(nil) = 0xc0")
-		}
-		r := getReader(c.Result)
-		_, err := r.skipValue(0)
-		if err == nil && r.remaining() != 0 {
-			err = r.corruptf("%d bytes after the value", r.remaining())
-		}
-		putReader(r)
-		if err != nil {
-			return fmt.Errorf("result is not one msgpack value of the value domain: %v", err)
-		}
 		w.buf.b = append(w.buf.b, c.Result...)
 	} else {
 		w.enc.EncodeNil()

@@ -103,10 +103,9 @@ type kEntry struct {
 	dropped bool     // pruned by CheckpointComplete or deleted by a replayed tombstone
 }
 
-// heldRec is what a held running record needs until it is written.
+// heldRec marks a held running record until it is written.
 type heldRec struct {
-	at      time.Time // when it was put
-	kb, val []byte    // its Kafka key and value
+	at time.Time // when it was put
 }
 
 // needed reports whether a restore may need to read e: it is neither dropped
@@ -238,21 +237,27 @@ func (k *Kafka) Put(r *Record) error { return k.put(r, false) }
 func (k *Kafka) PutDurable(r *Record) error { return k.put(r, true) }
 
 func (k *Kafka) put(r *Record, durable bool) error {
-	plain, err := EncodeRecord(r)
-	if err != nil {
-		return err
+	// A running record with calls only (as the core writes them) may be
+	// held; it is encoded when it is written, which most never are (a newer
+	// version replaces them).
+	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning &&
+		len(r.Updates) == 0 && len(r.Events) == 0
+	e := &kEntry{key: r.Key, rec: r, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+	var key, val []byte
+	if hold {
+		if err := checkHeld(r); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if key, val, err = k.encode(e); err != nil {
+			return err
+		}
 	}
-	key := r.Key.Bytes()
 	if !k.cfg.owned.Contains(r.Key.KeyGroup) {
-		return keyErr(key, ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
+		return keyErr(r.Key.Bytes(), ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
 			k.cfg.owned.Start, k.cfg.owned.End))
 	}
-	val, err := k.ciph.seal(key, plain)
-	if err != nil {
-		return err
-	}
-	e := &kEntry{key: r.Key, rec: r, size: len(key) + len(plain), part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
-	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning
 	k.mu.Lock()
 	if !hold {
 		for k.flying >= k.cfg.maxBuffered && k.usable() == nil {
@@ -268,7 +273,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	k.linkLocked(e)
 	k.puts++
 	if hold {
-		e.held = &heldRec{at: time.Now(), kb: key, val: val}
+		e.held = &heldRec{at: time.Now()}
 		k.held = append(k.held, e)
 		if !k.armed {
 			k.armed = true
@@ -319,6 +324,35 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	return nil
 }
 
+// encode returns the Kafka key and value of e's record and sets e.size.
+func (k *Kafka) encode(e *kEntry) (key, val []byte, err error) {
+	plain, err := EncodeRecord(e.rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	key = e.key.Bytes()
+	if val, err = k.ciph.seal(key, plain); err != nil {
+		return nil, nil, err
+	}
+	e.size = len(key) + len(plain)
+	return key, val, nil
+}
+
+// checkHeld checks a running record to be held as EncodeRecord would, so
+// that its later encoding cannot fail: its key and its calls (it has no
+// updates or events).
+func checkHeld(r *Record) error {
+	if err := r.Key.validate(); err != nil {
+		return &RecordError{Kind: ErrRecordInvalid, Detail: "key", Err: err}
+	}
+	for i := range r.Calls {
+		if err := checkCallOut(&r.Calls[i]); err != nil {
+			return &RecordError{Key: r.Key.Bytes(), Kind: ErrRecordInvalid, Detail: fmt.Sprintf("calls[%d]", i), Err: err}
+		}
+	}
+	return nil
+}
+
 // linkLocked makes e the newest version of its key. A held version it
 // replaces is never written: e holds all of it. REQUIRES: k.mu held.
 func (k *Kafka) linkLocked(e *kEntry) {
@@ -363,8 +397,13 @@ func (k *Kafka) releaseLocked(all bool, cutoff time.Time) {
 		if e.held == nil {
 			continue // replaced, or pruned
 		}
-		kr := k.startLocked(e, e.held.kb, e.held.val)
 		e.held = nil
+		key, val, err := k.encode(e)
+		if err != nil { // checkHeld let it through: a bug, but never lose it silently
+			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
+			return
+		}
+		kr := k.startLocked(e, key, val)
 		start := time.Now()
 		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
 	}

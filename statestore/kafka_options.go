@@ -153,7 +153,7 @@ func KafkaKeyGroups(owned snapshot.KeyGroupRange, maxParallelism int32) KafkaOpt
 func KafkaFlushPerRecord(on bool) KafkaOpt { return func(c *kafkaCfg) { c.flushPerRecord = on } }
 
 // KafkaRunningLinger sets how long the record of a running action (written
-// after each durable call) may wait unsent for a newer version of itself
+// after each durable call, with calls only) may wait unsent for a newer version of itself
 // (kafka.running.record.linger.ms): when the action writes again within
 // that time (its next durable call, or its completion), only the newer
 // record is written. A Flush (every barrier) and a PutDurable (a

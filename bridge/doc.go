@@ -14,12 +14,13 @@
 // DATA and OUTPUT carry an Arrow IPC stream (package arrowio). Every other
 // frame carries one msgpack map, decoded into a typed struct (Hello, Open,
 // Restore, RestoreDone, Ready, Credit, Watermark, WmAck, Barrier, Snapshot,
-// CheckpointComplete, CheckpointAborted, EndInput, EndAck, ErrorFrame,
-// Close). Unmarshal ignores unknown keys, accepts every msgpack encoding of
+// CheckpointComplete, CheckpointAborted, EndInput, EndAck, Metrics,
+// ErrorFrame, Close). Unmarshal ignores unknown keys, accepts every msgpack encoding of
 // a value and reports a missing required key, a wrong type or trailing bytes
 // as malformed_frame, naming the frame and the key. Marshal is canonical:
 // keys in the order of docs/protocol.md, the smallest msgpack form of every
-// integer, string, binary, array and map, OPEN's options sorted by key. The
+// integer, string, binary, array and map, OPEN's options and METRICS'
+// names sorted by key. The
 // Java operator encodes the same way, so both produce identical bytes; the
 // golden frames in testdata/wire pin this down.
 //
@@ -62,7 +63,11 @@
 //     into one CREDIT per flush; a SNAPSHOT's sections are encoded in
 //     parallel and the store flushed (for the marker) on the writer, so
 //     the run loop keeps running actions meanwhile. Its bounded channel is
-//     the backpressure from an operator that does not read.
+//     the backpressure from an operator that does not read. It also sends
+//     METRICS (go.metrics.interval.ms, and right after each SNAPSHOT)
+//     between two frames: the store's counters it reads itself
+//     (KafkaStats, safe for concurrent use), the core's come from a copy
+//     of Core.Stats the run loop takes with every hand-off of items.
 //
 // INVARIANTS: the rows of a DATA batch are views into it; the core calls
 // Release on each when its input finishes, and the batch is released with

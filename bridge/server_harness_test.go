@@ -223,7 +223,8 @@ type collected struct {
 	frames  []FrameType
 	snaps   []*Snapshot // SNAPSHOT frames of the last collect
 	wmAcks  []int64
-	outputs int // OUTPUT frames
+	outputs int        // OUTPUT frames
+	metrics []*Metrics // METRICS frames
 }
 
 // collect reads frames until one of type until (for SNAPSHOT: the last
@@ -251,6 +252,8 @@ func (j *fakeJVM) collect(until FrameType) *collected {
 				c.credit += m.Rows
 			case *WmAck:
 				c.wmAcks = append(c.wmAcks, m.TS)
+			case *Metrics:
+				c.metrics = append(c.metrics, m)
 			case *Snapshot:
 				c.snaps = append(c.snaps, m)
 				if !m.Last {

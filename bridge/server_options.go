@@ -24,12 +24,15 @@ const (
 	OptOutputRows   = "go.output.rows"
 	OptOutputBytes  = "go.output.bytes"
 	OptOutputLinger = "go.output.linger.ms"
+	OptMetrics      = "go.metrics.interval.ms"
 	OptCPUProfile   = "go.cpuprofile"
 
 	defaultCreditRows   = 16384
 	defaultOutputRows   = 1024
 	defaultOutputBytes  = 1 << 20
-	defaultOutputLinger = 1 // ms
+	defaultOutputLinger = 1    // ms
+	defaultMetrics      = 1000 // ms
+	maxMetrics          = 3_600_000
 )
 
 // OptionDoc is one option of the describe manifest.
@@ -54,6 +57,7 @@ func Options() []OptionDoc {
 		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 1024."},
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
 		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
+		{OptMetrics, strconv.Itoa(defaultMetrics), "Milliseconds between two METRICS frames, which carry the runtime's and the action-state store's metrics to the Flink operator (one also follows every snapshot); 0 sends none (for an operator older than METRICS). At most 3600000. Default: 1000."},
 		{OptCPUProfile, "", "Diagnostics: an absolute path; each Go process writes a CPU profile (pprof) of its run, from READY to exit, to <path>.<subtask> (a restarted subtask overwrites it). Unset (default): no profile."},
 	}, kafkaOptionDocs()...)
 }
@@ -69,6 +73,7 @@ type settings struct {
 	outRows     int
 	outBytes    int
 	lingerMs    int
+	metricsMs   int    // 0: no METRICS
 	cpuProfile  string // "": none
 }
 
@@ -77,7 +82,7 @@ type settings struct {
 // ERROR.
 func parseSettings(open *Open) (*settings, error) {
 	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows,
-		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger}
+		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger, metricsMs: defaultMetrics}
 	rest, err := s.core.ApplyOptions(open.Options)
 	if err != nil {
 		return nil, fmt.Errorf("bridge: option: %w", err)
@@ -112,6 +117,11 @@ func parseSettings(open *Open) (*settings, error) {
 			s.lingerMs, err = strconv.Atoi(v)
 			if err != nil || s.lingerMs < 0 {
 				err = fmt.Errorf("bridge: option %s=%q: use a whole number of milliseconds >= 0", k, v)
+			}
+		case k == OptMetrics:
+			s.metricsMs, err = strconv.Atoi(v)
+			if err != nil || s.metricsMs < 0 || s.metricsMs > maxMetrics {
+				err = fmt.Errorf("bridge: option %s=%q: use a whole number of milliseconds from 0 (no METRICS frames) to %d", k, v, maxMetrics)
 			}
 		case k == OptMemoryLimit:
 			if v != "" {

@@ -24,7 +24,7 @@ func TestParseBytes(t *testing.T) {
 func TestParseSettings(t *testing.T) {
 	open := &Open{Agent: "echo", OperatorID: "op-1", KeyGroupStart: 10, KeyGroupEnd: 20, Attempt: 3, Options: map[string]string{
 		"num-async-threads": "7", "error-handling-strategy": "retry", "retry-wait-interval": "250ms",
-		"go.credit.rows": "100", "go.memory.limit": "512m", "go.output.rows": "64", "go.output.linger.ms": "0",
+		"go.credit.rows": "100", "go.memory.limit": "512m", "go.output.rows": "64", "go.output.linger.ms": "0", "go.metrics.interval.ms": "250",
 		"go.binary": "/x", "kafkaBootstrapServers": "localhost:9092", "actionStateStoreBackend": "memory",
 	}}
 	s, err := parseSettings(open)
@@ -32,7 +32,7 @@ func TestParseSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.core.MaxConcurrency != 7 || s.core.Strategy != operator.StrategyRetry || s.core.RetryWait.Milliseconds() != 250 ||
-		s.creditRows != 100 || s.memoryLimit != 512<<20 || s.outRows != 64 || s.lingerMs != 0 || s.store == nil ||
+		s.creditRows != 100 || s.memoryLimit != 512<<20 || s.outRows != 64 || s.lingerMs != 0 || s.metricsMs != 250 || s.store == nil ||
 		s.core.Owned.Start != 10 || s.core.Owned.End != 20 {
 		t.Fatalf("settings %+v", s)
 	}
@@ -58,6 +58,8 @@ func TestParseSettings(t *testing.T) {
 	for opt, part := range map[string]string{
 		"go.credit.rows=0": "go.credit.rows", "go.memory.limit=1k": "minimum", "actionStateStoreBackend=redis": "none, memory or kafka",
 		"max-retries=-1": "max-retries", "frobnicate=1": `"frobnicate"`, "go.output.bytes=lots": "go.output.bytes",
+		"go.metrics.interval.ms=-1": "go.metrics.interval.ms", "go.metrics.interval.ms=3600001": "3600000",
+		"go.metrics.interval.ms=1s": "whole number of milliseconds",
 	} {
 		kv := strings.SplitN(opt, "=", 2)
 		if _, err := parseSettings(&Open{Agent: "echo", Options: map[string]string{kv[0]: kv[1]}}); err == nil || !strings.Contains(err.Error(), part) {
@@ -83,7 +85,8 @@ func TestJavaShimDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.creditRows != 8192 || s.memoryLimit != 512<<20 || s.core.RetryWait.Seconds() != 1 || s.store != nil || s.backend != "none" {
+	if s.creditRows != 8192 || s.memoryLimit != 512<<20 || s.core.RetryWait.Seconds() != 1 || s.store != nil || s.backend != "none" ||
+		s.metricsMs != 1000 {
 		t.Fatalf("settings %+v", s)
 	}
 }

@@ -245,6 +245,7 @@ func TestServeManyRows(t *testing.T) {
 		case FrameCredit:
 			m, _ := DecodeControl(f)
 			credit += m.(*Credit).Rows
+		case FrameMetrics: // periodic, may come between any two frames
 		default:
 			t.Fatalf("unexpected %s", f.Type)
 		}

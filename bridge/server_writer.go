@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/arrowio"
+	"github.com/flinkgo/flinkgo/operator"
 	"github.com/flinkgo/flinkgo/snapshot"
 	"github.com/flinkgo/flinkgo/statestore"
 )
@@ -51,7 +52,9 @@ type outItem struct {
 //   - credit is summed and sent as one CREDIT with the next flush;
 //   - SNAPSHOT: the sections are encoded (in parallel), the action-state
 //     store is flushed for the marker, and the frames are sent, split at
-//     the maximum frame size.
+//     the maximum frame size, then METRICS;
+//   - METRICS also goes out every go.metrics.interval.ms, between two
+//     frames; it moves nothing else (see sendMetrics).
 //
 // The core goroutine keeps running meanwhile (see outQueue).
 type writer struct {
@@ -65,6 +68,9 @@ type writer struct {
 	maxRows  int
 	maxBytes int
 	linger   time.Duration
+
+	metricsEvery time.Duration // 0: no METRICS
+	storeStats   kafkaStatser  // nil: the store keeps no metrics
 
 	rows     int   // rows in the current OUTPUT batch
 	estBytes int   // their approximate size
@@ -84,8 +90,22 @@ func newWriter(s *server) *writer {
 		ob: s.ob, store: s.set.store, log: s.log, maxFrame: s.maxFrame,
 		maxRows: s.set.outRows, maxBytes: min(s.set.outBytes, s.maxFrame/2),
 		linger: time.Duration(s.set.lingerMs) * time.Millisecond, done: make(chan struct{}), failed: make(chan struct{}),
+		metricsEvery: time.Duration(s.set.metricsMs) * time.Millisecond,
+	}
+	if w.metricsEvery > 0 {
+		// newWriter runs on the core goroutine (Serve's): the core may be
+		// read here, and in push.
+		w.q.core = s.core
+		w.q.stats = s.core.Stats()
+		w.storeStats, _ = s.set.store.(kafkaStatser)
 	}
 	return w
+}
+
+// kafkaStatser is a store that keeps metrics (statestore.Kafka). Safe for
+// concurrent use.
+type kafkaStatser interface {
+	KafkaStats() statestore.KafkaStats
 }
 
 // outQueue carries item batches from the run loop to the writer. It is
@@ -98,16 +118,34 @@ type outQueue struct {
 	items  []outItem
 	closed bool
 	notify chan struct{} // capacity 1: wake-ups coalesce
+
+	// The core's counters for METRICS. Core.Stats may only be called on
+	// the core goroutine, which is the one that pushes: push samples it
+	// (a copy of a few counters) with every hand-off, so the writer sees
+	// the core as of the last items it was given, a SNAPSHOT's included.
+	core  *operator.Core // nil: not sampled (METRICS off)
+	stats operator.Stats
 }
 
 func newOutQueue() *outQueue { return &outQueue{notify: make(chan struct{}, 1)} }
 
-// push appends items (copied) for the writer. Run loop only.
+// push appends items (copied) for the writer. Run loop only (the core
+// goroutine).
 func (q *outQueue) push(items []outItem) {
 	q.mu.Lock()
 	q.items = append(q.items, items...)
+	if q.core != nil {
+		q.stats = q.core.Stats()
+	}
 	q.mu.Unlock()
 	q.wake()
+}
+
+// coreStats returns the core's counters as of the last push.
+func (q *outQueue) coreStats() operator.Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stats
 }
 
 // close says nothing more comes: the writer sends what it has and stops.
@@ -140,6 +178,12 @@ func (w *writer) run() {
 	defer w.ob.Release()
 	var timer *time.Timer
 	var timerC <-chan time.Time
+	var metricsC <-chan time.Time
+	if w.metricsEvery > 0 {
+		tick := time.NewTicker(w.metricsEvery)
+		defer tick.Stop()
+		metricsC = tick.C
+	}
 	var buf []outItem
 	for {
 		select {
@@ -147,6 +191,12 @@ func (w *writer) run() {
 		case <-timerC:
 			timerC = nil
 			if err := w.flush(); err != nil {
+				w.fail(err)
+				return
+			}
+			continue
+		case <-metricsC:
+			if err := w.sendMetrics(); err != nil {
 				w.fail(err)
 				return
 			}
@@ -348,6 +398,12 @@ func (w *writer) snapshot(cp int64, sections []*snapshot.Section) error {
 	if err := w.writeControl(last); err != nil {
 		return err
 	}
+	// METRICS right after the last SNAPSHOT frame (in the same write): the
+	// store was just flushed, so its counters cover every record of the
+	// checkpoint.
+	if err := w.writeMetrics(); err != nil {
+		return err
+	}
 	if err := w.bw.Flush(); err != nil {
 		return fmt.Errorf("bridge: sending SNAPSHOT: %w", err)
 	}
@@ -357,6 +413,54 @@ func (w *writer) snapshot(cp int64, sections []*snapshot.Section) error {
 	w.log.Info("snapshot sent", "checkpoint", cp, "key_groups", len(sections), "bytes", bytes, "frames", frames+1,
 		"encode_and_flush", time.Since(start).Round(time.Microsecond))
 	return nil
+}
+
+// writeMetrics writes METRICS into the socket buffer, if METRICS is on.
+// Called between two frames only, so it never splits or reorders anything.
+func (w *writer) writeMetrics() error {
+	if w.metricsEvery <= 0 {
+		return nil
+	}
+	var ks *statestore.KafkaStats
+	if w.storeStats != nil {
+		st := w.storeStats.KafkaStats()
+		ks = &st
+	}
+	return w.writeControl(&Metrics{Values: metricValues(w.q.coreStats(), ks)})
+}
+
+// sendMetrics sends METRICS now (the periodic one). Pending output rows and
+// credit stay pending: METRICS carries no ordering, and the rows go out
+// when their batch is due, as they would have.
+func (w *writer) sendMetrics() error {
+	if err := w.writeMetrics(); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("bridge: sending METRICS: %w", err)
+	}
+	return nil
+}
+
+// metricValues are the values of a METRICS frame: the core's counters, and
+// the store's if ks is not nil.
+func metricValues(cs operator.Stats, ks *statestore.KafkaStats) map[string]int64 {
+	m := map[string]int64{
+		MetricEventsProcessed: cs.EventsProcessed,
+		MetricActionsExecuted: cs.ActionsExecuted,
+		MetricActionsReplayed: cs.ActionsReplayed,
+		MetricCallsReplayed:   cs.CallsReplayed,
+	}
+	if ks != nil {
+		m[MetricStoreRecordsWritten] = ks.RecordsWritten
+		m[MetricStoreBytesWritten] = ks.BytesWritten
+		m[MetricStoreWriteLatencyP50] = ks.WriteLatencyP50.Microseconds()
+		m[MetricStoreWriteLatencyP99] = ks.WriteLatencyP99.Microseconds()
+		m[MetricStoreRecordsReplayed] = ks.RecordsReplayed
+		m[MetricStoreBytesReplayed] = ks.BytesReplayed
+		m[MetricStoreRebuildTime] = ks.RebuildTime.Milliseconds()
+	}
+	return m
 }
 
 // encodeSections encodes sections in parallel (snapshot encoding is safe

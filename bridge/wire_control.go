@@ -50,6 +50,8 @@ func NewControlFrame(t FrameType) ControlFrame {
 		return new(EndInput)
 	case FrameEndAck:
 		return new(EndAck)
+	case FrameMetrics:
+		return new(Metrics)
 	case FrameError:
 		return new(ErrorFrame)
 	case FrameClose:

@@ -35,6 +35,8 @@ func sampleFrames() []ControlFrame {
 		&CheckpointComplete{CheckpointID: 1 << 40},
 		&CheckpointAborted{CheckpointID: 3},
 		&EndInput{}, &EndAck{}, &Close{},
+		&Metrics{Values: map[string]int64{MetricActionsExecuted: 12, MetricStoreBytesWritten: 1 << 33, "é": -1, "": 0}},
+		&Metrics{Values: map[string]int64{}},
 		&ErrorFrame{Code: string(CodeBadSchema), Message: strings.Repeat("m", 40)},
 	}
 }
@@ -194,6 +196,13 @@ func TestControlDecodeErrors(t *testing.T) {
 		{FrameSnapshot, enc(t, map[string]any{"checkpoint_id": 1, "sections": []any{}, "last": 1}), `key "last": expected bool`},
 		{FrameRestoreDone, enc(t, map[string]any{"markers": []any{"a", 1}}), `key "markers": expected bin, got msgpack int`},
 		{FrameError, enc(t, map[string]any{"code": "x"}), `ERROR: missing required key "message"`},
+		{FrameMetrics, enc(t, map[string]any{"actions_executed": 1, "future": 1.5}), `METRICS: key "future": expected int, got msgpack float`},
+		{FrameMetrics, enc(t, map[string]any{"actions_executed": "1"}), `key "actions_executed": expected int, got msgpack str`},
+		{FrameMetrics, []byte{0x82, 0xa1, 'x', 1, 0xa1, 'x', 2}, `METRICS: key "x": duplicate metric`},
+		{FrameMetrics, []byte{0x81, 1, 1}, `METRICS: expected str, got msgpack int`},
+		{FrameMetrics, enc(t, map[string]any{"x": uint64(math.MaxUint64)}), `out of range`},
+		{FrameMetrics, append(enc(t, map[string]any{"x": 1}), 0x80), `METRICS: 1 bytes after the map`},
+		{FrameMetrics, enc(t, []any{1}), `METRICS: expected map, got msgpack array`},
 		{FrameData, nil, `DATA is not a control frame`},
 	}
 	for _, c := range cases {

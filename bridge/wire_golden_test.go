@@ -72,6 +72,11 @@ func goldenFrames(t *testing.T) []goldenFrame {
 		{file: "checkpoint_aborted.bin", typ: FrameCheckpointAborted, msg: &CheckpointAborted{CheckpointID: 200}},
 		{file: "end_input.bin", typ: FrameEndInput, msg: &EndInput{}},
 		{file: "end_ack.bin", typ: FrameEndAck, msg: &EndAck{}},
+		{file: "metrics.bin", typ: FrameMetrics, msg: &Metrics{Values: map[string]int64{
+			"events_processed": 2400, "actions_executed": 1200, "actions_replayed": 3, "calls_replayed": 0,
+			"store_records_written": 70000, "store_bytes_written": 5000000000,
+			"store_write_latency_p50_us": 850, "store_write_latency_p99_us": 12000,
+			"store_records_replayed": 42, "store_bytes_replayed": 9000, "store_rebuild_ms": 250}}},
 		{file: "error.bin", typ: FrameError, msg: &ErrorFrame{Code: "version_mismatch",
 			Message: "the Flink operator speaks flinkgo protocol 2, this binary speaks protocol 1; rebuild the Go binary with a matching flinkgo release"}},
 		{file: "close.bin", typ: FrameClose, msg: &Close{}},

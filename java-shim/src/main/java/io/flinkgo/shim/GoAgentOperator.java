@@ -79,6 +79,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     /** Counter metric: bytes of the frames received from the Go process after READY, headers included. */
     public static final String METRIC_BYTES_FROM_GO = "numBytesFromGo";
 
+    // The Go process's own metrics (METRICS frames) are registered by GoMetrics, which names them.
+
     private final GoAgentSpec spec;
     private final transient MailboxExecutor mailbox;
 
@@ -106,6 +108,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private transient StreamRecord<Row> outRecord;
     private transient Counter bytesToGo;
     private transient Counter bytesFromGo;
+    private transient GoMetrics goMetrics;
 
     // Protocol state (task thread only).
     private transient long credit;
@@ -164,6 +167,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         outRecord = new StreamRecord<>(null);
         bytesToGo = getMetricGroup().counter(METRIC_BYTES_TO_GO);
         bytesFromGo = getMetricGroup().counter(METRIC_BYTES_FROM_GO);
+        goMetrics = new GoMetrics(getMetricGroup());
         pendingWatermarks = new ArrayDeque<>();
         snapshotsReady = new HashMap<>();
 
@@ -365,6 +369,15 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             return;
         }
         bytesFromGo.inc(Frames.HEADER_BYTES + f.payload().length);
+        try {
+            applyFrame(f);
+        } catch (ProtocolException e) {
+            // A frame that does not decode (malformed_frame): answered with ERROR like any violation.
+            throw failure == null ? protocolViolation(e) : e;
+        }
+    }
+
+    private void applyFrame(Frame f) throws Exception {
         switch (f.type()) {
             case CREDIT:
                 credit += Messages.Credit.decode(f.payload()).rows();
@@ -389,6 +402,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             case END_ACK:
                 Messages.decodeEmpty(FrameType.END_ACK, f.payload());
                 endAcked = true;
+                break;
+            case METRICS:
+                goMetrics.update(Messages.Metrics.decode(f.payload()));
                 break;
             case ERROR:
                 Messages.Error e = Messages.Error.decode(f.payload());

@@ -18,6 +18,7 @@ public enum FrameType {
     CHECKPOINT_ABORTED(0x18),
     END_INPUT(0x19),
     END_ACK(0x1A),
+    METRICS(0x1B),
     ERROR(0x7E),
     CLOSE(0x7F);
 

@@ -209,6 +209,25 @@ public final class Messages {
         }
     }
 
+    /**
+     * Go→JVM: the Go process's metrics, name → integer (protocol.md, "METRICS"). The payload is
+     * that map itself, encoded with the names sorted by their UTF-8 bytes; a reader ignores names
+     * it does not know.
+     */
+    public record Metrics(Map<String, Long> values) {
+        public byte[] encode() {
+            Map<String, Long> sorted = new TreeMap<>(Messages::compareCodePoints);
+            sorted.putAll(values);
+            MsgMap.Writer w = new MsgMap.Writer(sorted.size());
+            sorted.forEach(w::putLong);
+            return w.toByteArray();
+        }
+
+        public static Metrics decode(byte[] payload) throws ProtocolException {
+            return new Metrics(MsgMap.parse(FrameType.METRICS, payload).allLongs());
+        }
+    }
+
     /** ERROR, either direction: then the sender closes. */
     public record Error(String code, String message) {
         public Error(ErrorCode code, String message) {

@@ -136,6 +136,25 @@ final class MsgMap {
         return Collections.unmodifiableList(out);
     }
 
+    /**
+     * Every entry of the map as a long (METRICS, whose keys are the metric names): a value that
+     * is not an integer in the int64 range is malformed. In the map's order.
+     */
+    Map<String, Long> allLongs() throws ProtocolException {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Value> e : entries.entrySet()) {
+            Value v = e.getValue();
+            if (v.getValueType() != ValueType.INTEGER) {
+                throw malformed(frame, "metric " + e.getKey() + " is a " + v.getValueType() + ", want INTEGER");
+            }
+            if (!v.asIntegerValue().isInLongRange()) {
+                throw malformed(frame, "metric " + e.getKey() + " is out of the int64 range");
+            }
+            out.put(e.getKey(), v.asIntegerValue().toLong());
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
     Map<String, String> getStringMap(String key) throws ProtocolException {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<Value, Value> e : require(key, ValueType.MAP).asMapValue().entrySet()) {

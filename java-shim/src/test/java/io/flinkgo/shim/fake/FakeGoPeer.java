@@ -332,6 +332,19 @@ public final class FakeGoPeer {
         }
         byte[] marker = ("fake-marker-" + checkpointId).getBytes(StandardCharsets.UTF_8);
         send(FrameType.SNAPSHOT, new Messages.Snapshot(checkpointId, list.subList(half, list.size()), marker, true).encode());
+        // METRICS after the snapshot, as the Go runtime sends it; with a name the operator does not know.
+        if (mode.equals("bad_metrics")) {
+            // {"actions_executed": "x"}: a value that is not an integer.
+            byte[] name = "actions_executed".getBytes(StandardCharsets.UTF_8);
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            b.write(0x81);
+            b.write(0xa0 | name.length);
+            b.write(name);
+            b.write(new byte[] {(byte) 0xa1, 'x'});
+            send(FrameType.METRICS, b.toByteArray());
+        } else {
+            send(FrameType.METRICS, new Messages.Metrics(Map.of("actions_executed", rowsSeen, "fake_future_metric", -1L)).encode());
+        }
     }
 
     private static DataOutputStream section(Map<Integer, ByteArrayOutputStream> m, int kg) {

@@ -105,6 +105,15 @@ class FakeAgentJobTest extends AgentJobTestBase {
     }
 
     @Test
+    void aMetricsFrameThatDoesNotDecodeIsAProtocolViolation() throws Exception {
+        StreamExecutionEnvironment env = env(1, false);
+        // 4 s of input, checkpoints every 100 ms: the fake's METRICS after the first snapshot is malformed.
+        DataStream<Row> out = GoAgents.connect(orders(env, 200, 50), fake(Map.of("FAKE_MODE", "bad_metrics")).build());
+        String s = failureOf(env, out);
+        assertTrue(s.contains("protocol violation: malformed_frame: METRICS") && s.contains("actions_executed"), s);
+    }
+
+    @Test
     void unknownOptionFailsAtGraphBuild() throws Exception {
         StreamExecutionEnvironment env = env(1, false);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GoAgents.connect(

@@ -25,7 +25,9 @@ import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
@@ -45,6 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.flinkgo.shim.GoAgentConfig;
 import io.flinkgo.shim.GoAgents;
+import io.flinkgo.shim.GoMetrics;
 
 /**
  * The Kafka action-state store end to end: the real test-agent binary ({@code -Dflinkgo.testagent},
@@ -59,8 +62,12 @@ import io.flinkgo.shim.GoAgents;
 @Tag("go-binary")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class KafkaStoreEndToEndTest {
+    /** The operators' metrics (kept after their tasks end). */
+    static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
+
     @RegisterExtension
     static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setConfiguration(METRICS.addToConfiguration(new Configuration()))
             .setNumberTaskManagers(1)
             .setNumberSlotsPerTaskManager(2)
             .build());
@@ -180,6 +187,10 @@ class KafkaStoreEndToEndTest {
             await("rows 0..9 to finish", Duration.ofMinutes(2), () -> hasLines(log, "charge", 0, HANG_ID));
             String c1 = cluster.triggerCheckpoint(id).get(2, TimeUnit.MINUTES);
             System.out.println(name + ": checkpoint C1 at " + c1);
+            // The store's metrics reach Flink: METRICS follows the SNAPSHOT of C1, after the store's flush.
+            await("the operator metric " + GoMetrics.RECORDS_WRITTEN + " > 0 after C1", Duration.ofSeconds(30),
+                    () -> counter(id, GoMetrics.RECORDS_WRITTEN) > 0);
+            System.out.println(name + ": " + GoMetrics.RECORDS_WRITTEN + " = " + counter(id, GoMetrics.RECORDS_WRITTEN));
 
             Gate.release(name, 5);
             await("rows 11, 12, 14 to finish and row 10 to hang", Duration.ofMinutes(2), () -> hasLines(log, "charge", 10, 13)
@@ -271,6 +282,12 @@ class KafkaStoreEndToEndTest {
         } finally {
             run(script, "start"); // as the build started it: later tests and make's stop expect it
         }
+    }
+
+    /** The largest value of the operator counter {@code name} in the job, -1 if none is registered. */
+    static long counter(JobID job, String name) {
+        return METRICS.findMetrics(job, "\\." + name + "$").values().stream()
+                .filter(m -> m instanceof Counter).mapToLong(m -> ((Counter) m).getCount()).max().orElse(-1);
     }
 
     static long completedCheckpoints(MiniCluster cluster, JobID job) {

@@ -153,6 +153,24 @@ class GoldenFramesTest {
     }
 
     @Test
+    void metrics() throws Exception {
+        Frame f = read("metrics.bin");
+        assertEquals(FrameType.METRICS, f.type());
+        Messages.Metrics m = Messages.Metrics.decode(f.payload());
+        Map<String, Long> want = new java.util.TreeMap<>(Map.ofEntries(
+                Map.entry("events_processed", 2400L), Map.entry("actions_executed", 1200L),
+                Map.entry("actions_replayed", 3L), Map.entry("calls_replayed", 0L),
+                Map.entry("store_records_written", 70000L), Map.entry("store_bytes_written", 5_000_000_000L),
+                Map.entry("store_write_latency_p50_us", 850L), Map.entry("store_write_latency_p99_us", 12000L),
+                Map.entry("store_records_replayed", 42L), Map.entry("store_bytes_replayed", 9000L),
+                Map.entry("store_rebuild_ms", 250L)));
+        assertEquals(want, new java.util.TreeMap<>(m.values()));
+        // In the file's order: sorted by name.
+        assertEquals(List.copyOf(want.keySet()), List.copyOf(m.values().keySet()));
+        assertArrayEquals(f.payload(), m.encode());
+    }
+
+    @Test
     void error() throws Exception {
         Frame f = read("error.bin");
         Messages.Error e = Messages.Error.decode(f.payload());

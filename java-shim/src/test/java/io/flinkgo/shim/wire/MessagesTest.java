@@ -106,6 +106,35 @@ class MessagesTest {
     }
 
     @Test
+    void metricsAreSortedByUtf8BytesAndDecodeLeniently() throws Exception {
+        Messages.Metrics m = new Messages.Metrics(Map.of("b", 1L, "a", 200L, "\uFF21", -1L, "\uD83D\uDE00", 0L));
+        // {"a": uint8 200, "b": 1, "Ａ": -1, "😀": 0}
+        assertArrayEquals(hex("84 a1 61 cc c8 a1 62 01 a3 efbca1 ff a4 f09f9880 00"), m.encode());
+        assertEquals(m.values(), Messages.Metrics.decode(m.encode()).values());
+        // Any order, any integer width.
+        Messages.Metrics d = Messages.Metrics.decode(hex("82 a1 7a d3 0000000000000007 a1 61 cc c8"));
+        assertEquals(Map.of("z", 7L, "a", 200L), d.values());
+        assertArrayEquals(hex("82 a1 61 cc c8 a1 7a 07"), d.encode());
+        assertEquals(Map.of(), Messages.Metrics.decode(hex("80")).values());
+    }
+
+    @Test
+    void malformedMetricsAreProtocolErrors() {
+        for (String[] c : new String[][] {
+                {"81 a1 78 a1 31", "metric x is a STRING"},            // {"x": "1"}
+                {"81 a1 78 cb 3ff8000000000000", "metric x is a FLOAT"}, // {"x": 1.5}
+                {"81 a1 78 cf ffffffffffffffff", "int64 range"},       // uint64 max
+                {"82 a1 78 01 a1 78 02", "duplicate key x"},
+                {"81 01 01", "not a string"},
+                {"91 01", "want a map"},
+                {"81 a1 78 01 01", "trailing"}}) {
+            ProtocolException e = assertThrows(ProtocolException.class, () -> Messages.Metrics.decode(hex(c[0])), c[0]);
+            assertEquals(ErrorCode.MALFORMED_FRAME, e.code());
+            assertTrue(e.getMessage().contains("METRICS") && e.getMessage().contains(c[1]), e.getMessage());
+        }
+    }
+
+    @Test
     void errorFrameRoundTrip() throws Exception {
         Messages.Error e = new Messages.Error(ErrorCode.VERSION_MISMATCH, "shim 1, go 2");
         assertEquals(e, Messages.Error.decode(e.encode()));

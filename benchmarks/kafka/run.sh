@@ -6,12 +6,15 @@
 # machine, the load and the raw output.
 # Usage: benchmarks/kafka/run.sh   (from anywhere; about 3 minutes)
 #   FLINKGO_KAFKA=host:port  use that broker instead of starting one
-#   BENCH_COUNT=3 BENCH_BATCHES=40   runs per mode, 1024-row batches per run
+#   BENCH_COUNT=3 BENCH_BATCHES=200 BENCH_SLOW_BATCHES=20
+#     runs per mode, and 1024-row batches per run (the flush-per-record mode,
+#     about 5k actions/s, runs BENCH_SLOW_BATCHES)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=benchmarks/kafka/RESULTS.md
 count=${BENCH_COUNT:-3}
-batches=${BENCH_BATCHES:-40}
+batches=${BENCH_BATCHES:-200}
+slow=${BENCH_SLOW_BATCHES:-20}
 started=""
 if [ -z "${FLINKGO_KAFKA:-}" ]; then
   FLINKGO_KAFKA=$(testdata/kafka/kafka.sh start)
@@ -19,10 +22,11 @@ if [ -z "${FLINKGO_KAFKA:-}" ]; then
   trap 'testdata/kafka/kafka.sh stop >/dev/null 2>&1 || true' EXIT
 fi
 export FLINKGO_KAFKA
-cmd=(go test -run '^$' -bench 'ServeKafka' -benchtime "${batches}x" -count "$count" -timeout 30m ./bridge/)
+cmd=(go test -run '^$' -bench 'ServeKafka/store=(none|kafka)$' -benchtime "${batches}x" -count "$count" -timeout 30m ./bridge/)
+cmd2=(go test -run '^$' -bench 'ServeKafka/store=kafka-flush-per-record$' -benchtime "${slow}x" -count "$count" -timeout 30m ./bridge/)
 raw=$(mktemp)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-"${cmd[@]}" 2>&1 | grep -E '^(Benchmark|ok|FAIL|PASS|---)' | tee "$raw"
+{ "${cmd[@]}" 2>&1; "${cmd2[@]}" 2>&1; } | grep -E '^(Benchmark|ok|FAIL|PASS|---)' | tee "$raw"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Median actions/s per mode, and the ratios.
@@ -53,7 +57,7 @@ summary=$(awk '/^BenchmarkServeKafka\// {
   echo "$( [ -n "$started" ] && echo "(started by the script)" || echo "(at $FLINKGO_KAFKA)" )."
   echo "Load average before: $load_before; after: $load_after. The machine is shared: figures vary between runs."
   echo
-  echo "Command: \`${cmd[*]}\`"
+  echo "Commands: \`${cmd[*]}\` and \`${cmd2[*]}\`"
   echo
   echo "$summary"
   echo

@@ -744,12 +744,13 @@ func (k *Kafka) TopicID() (snapshot.UUID, int32) { return k.topic.id, k.topic.pa
 // KafkaStats returns the current metrics.
 func (k *Kafka) KafkaStats() KafkaStats {
 	k.mu.RLock()
-	defer k.mu.RUnlock()
 	s := k.stats
 	s.ReplayedPartitions = slices.Clone(s.ReplayedPartitions)
 	s.Records = len(k.recs)
-	s.WriteLatencyP50, s.WriteLatencyP99 = k.lat.percentiles()
-	s.LatencySamples = k.lat.n
+	lat := k.lat.samples()
+	k.mu.RUnlock()
+	s.WriteLatencyP50, s.WriteLatencyP99 = percentiles(lat) // the sort outside the lock
+	s.LatencySamples = len(lat)
 	return s
 }
 

@@ -46,12 +46,16 @@ func (w *latencyWindow) add(d time.Duration) {
 	}
 }
 
-// percentiles returns the p50 and p99 of the window (0 when empty).
-func (w *latencyWindow) percentiles() (p50, p99 time.Duration) {
-	if w.n == 0 {
+// samples returns a copy of the window's samples (to sort outside the
+// store's lock).
+func (w *latencyWindow) samples() []time.Duration { return slices.Clone(w.buf[:w.n]) }
+
+// percentiles returns the p50 and p99 of samples (0 when empty); it sorts
+// them in place.
+func percentiles(s []time.Duration) (p50, p99 time.Duration) {
+	if len(s) == 0 {
 		return 0, 0
 	}
-	s := slices.Clone(w.buf[:w.n])
 	slices.Sort(s)
 	at := func(q float64) time.Duration {
 		i := int(q*float64(len(s))+0.5) - 1

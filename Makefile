@@ -81,12 +81,8 @@ fuzz:
 JAVA_IT_PROPS := -Dflinkgo.binary=$(AGENT) -Dflinkgo.testagent=$(TESTAGENT) -Dflinkgo.cli=$(CLI) \
 	-Dflinkgo.fixture.badversion=$(BIN)/badversion -Dflinkgo.fixture.badtoken=$(BIN)/badtoken
 
-# A failing Java test is run once more (surefire reports it as flaky): the
-# fake-peer MiniCluster tests have a rare barrier hang under investigation
-# (docs/java-shim.md, "Known problems").
 java-test: agent
-	@$(call with-kafka,cd java-shim && $(MVN) verify -Pit $(JAVA_IT_PROPS) -Dflinkgo.kafka=$$FLINKGO_KAFKA \
-	  -Dsurefire.rerunFailingTestsCount=1)
+	@$(call with-kafka,cd java-shim && $(MVN) verify -Pit $(JAVA_IT_PROPS) -Dflinkgo.kafka=$$FLINKGO_KAFKA)
 
 $(PY):
 	python3 -m venv $(VENV)

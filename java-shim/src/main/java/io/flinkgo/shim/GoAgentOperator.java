@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -56,11 +58,13 @@ import io.flinkgo.shim.wire.ProtocolException;
  * batches, outputs, watermarks and snapshots come back (docs/java-shim.md, docs/protocol.md).
  *
  * <p>Threads: only the task thread touches {@code output}, state, the Arrow batch and the
- * socket's write side. The session's reader thread hands every frame to the mailbox as a named
- * mail, in arrival order; so "every OUTPUT before SNAPSHOT(n) is emitted before the barrier"
- * and "a watermark is emitted after the outputs acknowledged before it" hold by FIFO order.
- * Waiting (credit, SNAPSHOT, END_ACK) is {@code mailboxExecutor.yield()}, never a blocking
- * wait, so outputs keep flowing while the operator waits.
+ * socket's write side. The session's reader thread puts every frame on the inbox queue, in
+ * arrival order, and posts a named mail that applies the queue; so "every OUTPUT before
+ * SNAPSHOT(n) is emitted before the barrier" and "a watermark is emitted after the outputs
+ * acknowledged before it" hold by FIFO order. Waiting for credit is
+ * {@code mailboxExecutor.yield()}; waiting for SNAPSHOT or END_ACK ({@link #await}) runs the
+ * mailbox's mails and takes frames from the inbox itself, so outputs keep flowing while the
+ * operator waits, and a checkpoint still completes when Flink runs it in a quiesced mailbox.
  *
  * <p>Design note: the Go process lives from {@code initializeState} to {@code close}, not to
  * {@code finish}: after {@code finish} Flink can still take a final checkpoint, and its
@@ -80,6 +84,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     public static final String METRIC_BYTES_FROM_GO = "numBytesFromGo";
 
     // The Go process's own metrics (METRICS frames) are registered by GoMetrics, which names them.
+
+    /** Longest a wait for SNAPSHOT or END_ACK sleeps on the inbox before it looks at the mailbox again. */
+    private static final long AWAIT_POLL_MS = 10;
 
     private final GoAgentSpec spec;
     private final transient MailboxExecutor mailbox;
@@ -109,6 +116,12 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private transient Counter bytesToGo;
     private transient Counter bytesFromGo;
     private transient GoMetrics goMetrics;
+
+    /**
+     * Frames and the connection's end ({@link ConnectionEnd}), in arrival order: the reader thread
+     * adds, only the task thread takes.
+     */
+    private transient LinkedBlockingQueue<Object> inbox;
 
     // Protocol state (task thread only).
     private transient long credit;
@@ -223,17 +236,42 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             throw session.failure(e.getMessage(), e);
         }
         credit = session.ready().credit();
+        inbox = new LinkedBlockingQueue<>();
         session.startReader(
-                f -> postMail(() -> onFrame(f), "flinkgo " + f.type()),
-                t -> postMail(() -> onConnectionEnd(t), "flinkgo connection ended"));
+                f -> deliver(f, "flinkgo " + f.type()),
+                t -> deliver(new ConnectionEnd(t), "flinkgo connection ended"));
     }
 
-    private void postMail(org.apache.flink.util.function.ThrowingRunnable<? extends Exception> mail, String name) {
+    /**
+     * Reader thread: queues the item, then posts a mail that applies the inbox. The inbox, not
+     * the mail, carries the item: after Flink has quiesced the mailbox (StreamTask.afterInvoke,
+     * before it drains the mails still queued, which can include a checkpoint) every mail is
+     * rejected, and {@link #await} takes the item from the inbox itself.
+     */
+    private void deliver(Object item, String name) {
+        inbox.add(item);
         try {
-            mailbox.execute(mail, name);
+            mailbox.execute(this::applyInbox, name);
         } catch (RuntimeException e) {
-            // The mailbox is closed: the task is shutting down and no longer needs the frame.
-            LOG.debug("dropping {}: {}", name, e.toString());
+            // The mailbox is quiesced or closed: an await on the task thread applies the item, or
+            // the task is shutting down and no longer needs it.
+            LOG.debug("{} not posted as a mail: {}", name, e.toString());
+        }
+    }
+
+    /** Task thread: applies the queued frames in arrival order (a mail finds none if an await took them). */
+    private void applyInbox() throws Exception {
+        Object item;
+        while ((item = inbox.poll()) != null) {
+            apply(item);
+        }
+    }
+
+    private void apply(Object item) throws Exception {
+        if (item instanceof Frame) {
+            onFrame((Frame) item);
+        } else {
+            onConnectionEnd(((ConnectionEnd) item).cause());
         }
     }
 
@@ -489,20 +527,35 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         });
     }
 
-    /** Yields to the mailbox until {@code done}, failing on a Go failure or after the timeout. */
+    /**
+     * Runs the mailbox's mails and applies Go's frames until {@code done}, failing on a Go failure
+     * or after the timeout.
+     *
+     * <p>Design note: never {@code mailboxExecutor.yield()}, which returns only with a mail. Flink
+     * can run a checkpoint, and so {@code prepareSnapshotPreBarrier}, after it has quiesced the
+     * mailbox and the timers (StreamTask.afterInvoke drains the mails still queued, a checkpoint
+     * triggered while the task waited for its final checkpoint among them); then neither the
+     * reader's mails nor a timer can arrive, and a yield would wait forever. So this runs the
+     * mails there are, otherwise waits on the inbox for at most {@link #AWAIT_POLL_MS}, and checks
+     * the deadline (a monotonic clock, no timer) on every turn.
+     */
     private void await(BooleanSupplier done, long timeoutMs, String what, String option) throws Exception {
-        ProcessingTimeService time = getProcessingTimeService();
-        long deadline = time.getCurrentProcessingTime() + timeoutMs;
-        // A no-op timer wakes the yield below at the deadline if Go sends nothing.
-        time.registerTimer(deadline, ts -> { });
+        long start = System.nanoTime();
+        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (!done.getAsBoolean()) {
             checkFailure();
-            if (time.getCurrentProcessingTime() >= deadline) {
+            if (System.nanoTime() - start >= timeoutNanos) {
                 session.process().kill();
                 throw fail(session.failure("no " + what + " within " + timeoutMs + " ms (" + option
                         + "); the process is considered hung and was killed", null));
             }
-            mailbox.yield();
+            if (mailbox.tryYield()) {
+                continue;
+            }
+            Object item = inbox.poll(AWAIT_POLL_MS, TimeUnit.MILLISECONDS);
+            if (item != null) {
+                apply(item);
+            }
         }
     }
 
@@ -551,6 +604,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                     : failure;
         }
     }
+
+    /** The end of the connection as an inbox item: null at a clean end of stream, else the failure. */
+    private record ConnectionEnd(Throwable cause) {}
 
     /** A SNAPSHOT being assembled from its frames. */
     private static final class PendingSnapshot {

@@ -105,8 +105,12 @@ abstract class AgentJobTestBase {
     }
 
     static KeyedStream<Row, String> orders(StreamExecutionEnvironment env, long n, double perSecond) {
-        DataGeneratorSource<Row> source = new DataGeneratorSource<>(AgentJobTestBase::order, n,
-                perSecond > 0 ? RateLimiterStrategy.perSecond(perSecond) : RateLimiterStrategy.noOp(), INPUT);
+        return orders(env, n, perSecond > 0 ? RateLimiterStrategy.perSecond(perSecond) : RateLimiterStrategy.noOp());
+    }
+
+    static KeyedStream<Row, String> orders(StreamExecutionEnvironment env, long n, RateLimiterStrategy<?> rate) {
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        DataGeneratorSource<Row> source = new DataGeneratorSource<>(AgentJobTestBase::order, n, (RateLimiterStrategy) rate, INPUT);
         return env.fromSource(source,
                         WatermarkStrategy.<Row>forMonotonousTimestamps().withTimestampAssigner((r, ts) -> (Long) r.getField(1)),
                         "orders")
@@ -172,9 +176,14 @@ abstract class AgentJobTestBase {
         String savepoint = null;
         int[] parallelism = {2, 3, 1};
         int[] newRows = {120, 120, -1}; // rows each stopped phase must commit before its savepoint
+        // The source emits only the rows released for the phase, so it is still running (waiting
+        // for more) when the phase stops with a savepoint, however slowly the phase started.
+        long[] released = {300, 300, n};
+        Gate.create(name);
         for (int phase = 0; phase < 3; phase++) {
+            Gate.release(name, released[phase]);
             StreamExecutionEnvironment env = env(parallelism[phase], false);
-            GoAgents.connect(orders(env, n, 300), config().build()).uid("agent")
+            GoAgents.connect(orders(env, n, Gate.strategy(name)), config().build()).uid("agent")
                     .sinkTo(new CollectingSink(name)).uid("sink").setParallelism(1);
             StreamGraph graph = env.getStreamGraph();
             if (savepoint != null) {

@@ -22,10 +22,7 @@ import io.flinkgo.shim.fake.FakeBinary;
 class FakeAgentJobTest extends AgentJobTestBase {
     @Override
     GoAgentConfig.Builder config() throws Exception {
-        // A short barrier timeout: the fake peer has been seen, rarely, not to
-        // answer a BARRIER (open bug, see docs/java-shim.md); fail fast then.
-        return GoAgentConfig.builder().binary(FakeBinary.write(tmp, "fake-agent", Map.of()).toString())
-                .set("go.barrier.timeout.ms", "60000");
+        return GoAgentConfig.builder().binary(FakeBinary.write(tmp, "fake-agent", Map.of()).toString());
     }
 
     @Override

@@ -1,0 +1,102 @@
+package io.flinkgo.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.ExceptionUtils;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.flinkgo.shim.fake.FakeBinary;
+
+/**
+ * A checkpoint that runs after the task's mailbox was quiesced, with the Java fake peer.
+ *
+ * <p>When a task's input has ended and all its data is processed, {@code StreamTask.afterInvoke}
+ * quiesces the mailbox ({@code MailboxProcessor.prepareClose}: from then on every
+ * {@code mailboxExecutor.execute} throws) and the processing-time timers, and then drains the
+ * mails still queued. A checkpoint that the coordinator triggered just before
+ * ({@code triggerCheckpointAsync}: a mail, since the upstream tasks have finished) runs in that
+ * drain, and so does this operator's {@code prepareSnapshotPreBarrier}: the SNAPSHOT that answers
+ * the BARRIER cannot arrive as a mail, and no timer wakes the wait. These tests put the operator
+ * in that state without a cluster: end the input, quiesce the harness's mailbox, take a checkpoint.
+ */
+class QuiescedMailboxBarrierTest {
+    private static final RowTypeInfo INPUT = (RowTypeInfo) Types.ROW_NAMED(
+            new String[] {"customer", "order_id", "amount"}, Types.STRING, Types.LONG, Types.DOUBLE);
+    private static final int ROWS = 20;
+
+    @TempDir
+    Path tmp;
+
+    private KeyedOneInputStreamOperatorTestHarness<String, Row, Row> harness(GoAgentConfig config) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        KeyedStream<Row, String> in = env.fromData(INPUT, Row.of("c0", 0L, 0.5))
+                .keyBy(r -> (String) r.getField(0), Types.STRING);
+        @SuppressWarnings("unchecked")
+        StreamOperatorFactory<Row> factory = ((OneInputTransformation<Row, Row>) GoAgents.connect(in, config)
+                .getTransformation()).getOperatorFactory();
+        return new KeyedOneInputStreamOperatorTestHarness<>(factory, r -> (String) r.getField(0), Types.STRING, 128, 1, 0);
+    }
+
+    /** Opens the operator, sends ROWS rows, ends the input, then quiesces the mailbox as afterInvoke does. */
+    private static void runUntilQuiesced(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h) throws Exception {
+        h.open();
+        for (long i = 0; i < ROWS; i++) {
+            h.processElement(new StreamRecord<>(Row.of("c" + (i % 7), i, i + 0.5), i));
+        }
+        h.endInput(); // END_INPUT; yields until END_ACK, every OUTPUT before it is emitted
+        assertEquals(ROWS, h.extractOutputValues().size());
+        h.getTaskMailbox().quiesce();
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aCheckpointAfterTheMailboxIsQuiescedGetsItsSnapshot() throws Exception {
+        GoAgentConfig config = GoAgentConfig.builder().binary(FakeBinary.write(tmp, "fake-agent", Map.of()).toString())
+                .batchSize(8).set("go.barrier.timeout.ms", "20000").build();
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        try {
+            runUntilQuiesced(h);
+            h.prepareSnapshotPreBarrier(1); // BARRIER(1); the fake answers with SNAPSHOT(1) at once
+            OperatorSubtaskState state = h.snapshot(1, 1);
+            assertTrue(state.getRawKeyedState().hasState(), "no raw keyed state (the sections) in " + state);
+            assertTrue(state.getManagedOperatorState().hasState(), "no recovery marker in " + state);
+        } finally {
+            h.close();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void theBarrierTimeoutHoldsAfterTheMailboxIsQuiesced() throws Exception {
+        GoAgentConfig config = GoAgentConfig.builder()
+                .binary(FakeBinary.write(tmp, "fake-hang", Map.of("FAKE_MODE", "hang_on_barrier")).toString())
+                .batchSize(8).set("go.barrier.timeout.ms", "1000").build();
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        try {
+            runUntilQuiesced(h);
+            Exception e = assertThrows(Exception.class, () -> h.prepareSnapshotPreBarrier(1));
+            String s = ExceptionUtils.stringifyException(e);
+            assertTrue(s.contains("no SNAPSHOT for checkpoint 1") && s.contains("go.barrier.timeout.ms") && s.contains("killed"), s);
+        } finally {
+            h.getOperator().close(); // as Flink does after a failure: close without finish
+        }
+    }
+}

@@ -54,18 +54,18 @@ func sortedNames(m map[string]int64) []string {
 	return out
 }
 
-var coreMetricNames = []string{MetricActionsExecuted, MetricActionsReplayed, MetricCallsReplayed, MetricEventsProcessed}
+var coreMetricNames = []string{MetricActionsExecuted, MetricActionsReplayed, MetricActionsRerun, MetricCallsReplayed, MetricEventsProcessed}
 
 // TestMetricValues: the core's and the store's counters under their wire
 // names and units, and exactly the names of the golden frame (which the
 // Java shim's test reads as the names it registers).
 func TestMetricValues(t *testing.T) {
-	cs := operator.Stats{EventsProcessed: 1, ActionsExecuted: 2, ActionsReplayed: 3, CallsReplayed: 4, InputsReceived: 99}
+	cs := operator.Stats{EventsProcessed: 1, ActionsExecuted: 2, ActionsReplayed: 3, CallsReplayed: 4, ActionsRerun: 12, InputsReceived: 99}
 	ks := statestore.KafkaStats{RecordsWritten: 5, BytesWritten: 6, WriteLatencyP50: 7 * time.Microsecond,
 		WriteLatencyP99: 8 * time.Millisecond, RecordsReplayed: 9, BytesReplayed: 10, RebuildTime: 11*time.Millisecond + 999*time.Microsecond,
 		DurableWrites: 98}
 	want := map[string]int64{
-		MetricEventsProcessed: 1, MetricActionsExecuted: 2, MetricActionsReplayed: 3, MetricCallsReplayed: 4,
+		MetricEventsProcessed: 1, MetricActionsExecuted: 2, MetricActionsReplayed: 3, MetricCallsReplayed: 4, MetricActionsRerun: 12,
 		MetricStoreRecordsWritten: 5, MetricStoreBytesWritten: 6, MetricStoreWriteLatencyP50: 7, MetricStoreWriteLatencyP99: 8000,
 		MetricStoreRecordsReplayed: 9, MetricStoreBytesReplayed: 10, MetricStoreRebuildTime: 11,
 	}
@@ -97,7 +97,7 @@ func TestServeMetricsAfterSnapshot(t *testing.T) {
 	if len(c.metrics) != 0 {
 		t.Fatalf("METRICS before the first snapshot with go.metrics.interval.ms=3600000: %v", c.metrics[0].Values)
 	}
-	want := map[string]int64{MetricEventsProcessed: 3, MetricActionsExecuted: 3, MetricActionsReplayed: 0, MetricCallsReplayed: 0}
+	want := map[string]int64{MetricEventsProcessed: 3, MetricActionsExecuted: 3, MetricActionsReplayed: 0, MetricActionsRerun: 0, MetricCallsReplayed: 0}
 	if got := j.nextMetrics("SNAPSHOT(1)"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("METRICS after SNAPSHOT(1): %v, want %v", got, want)
 	}
@@ -123,7 +123,8 @@ func TestServeMetricsPeriodic(t *testing.T) {
 	start := time.Now()
 	for i := 0; i < 3; i++ {
 		got := j.nextMetrics("READY")
-		if want := map[string]int64{MetricEventsProcessed: 0, MetricActionsExecuted: 0, MetricActionsReplayed: 0, MetricCallsReplayed: 0}; !reflect.DeepEqual(got, want) {
+		if want := map[string]int64{MetricEventsProcessed: 0, MetricActionsExecuted: 0, MetricActionsReplayed: 0, MetricActionsRerun: 0,
+			MetricCallsReplayed: 0}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("METRICS of an idle server: %v, want %v", got, want)
 		}
 	}
@@ -240,7 +241,7 @@ func TestServeMetricsKafkaStore(t *testing.T) {
 		j2.send(&Barrier{CheckpointID: 3})
 		j2.collect(FrameSnapshot)
 		m3 := j2.nextMetrics("SNAPSHOT(3) after the restore")
-		for k, want := range map[string]int64{MetricActionsExecuted: 0, MetricActionsReplayed: 2, MetricCallsReplayed: 0} {
+		for k, want := range map[string]int64{MetricActionsExecuted: 0, MetricActionsReplayed: 2, MetricActionsRerun: 0, MetricCallsReplayed: 0} {
 			if m3[k] != want {
 				t.Errorf("after the restore: %s=%d, want %d", k, m3[k], want)
 			}

@@ -450,6 +450,7 @@ func metricValues(cs operator.Stats, ks *statestore.KafkaStats) map[string]int64
 		MetricActionsExecuted: cs.ActionsExecuted,
 		MetricActionsReplayed: cs.ActionsReplayed,
 		MetricCallsReplayed:   cs.CallsReplayed,
+		MetricActionsRerun:    cs.ActionsRerun,
 	}
 	if ks != nil {
 		m[MetricStoreRecordsWritten] = ks.RecordsWritten

@@ -73,7 +73,7 @@ func goldenFrames(t *testing.T) []goldenFrame {
 		{file: "end_input.bin", typ: FrameEndInput, msg: &EndInput{}},
 		{file: "end_ack.bin", typ: FrameEndAck, msg: &EndAck{}},
 		{file: "metrics.bin", typ: FrameMetrics, msg: &Metrics{Values: map[string]int64{
-			"events_processed": 2400, "actions_executed": 1200, "actions_replayed": 3, "calls_replayed": 0,
+			"events_processed": 2400, "actions_executed": 1200, "actions_replayed": 3, "actions_rerun": 1, "calls_replayed": 0,
 			"store_records_written": 70000, "store_bytes_written": 5000000000,
 			"store_write_latency_p50_us": 850, "store_write_latency_p99_us": 12000,
 			"store_records_replayed": 42, "store_bytes_replayed": 9000, "store_rebuild_ms": 250}}},

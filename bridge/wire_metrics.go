@@ -12,6 +12,7 @@ const (
 	MetricActionsExecuted = "actions_executed" // action bodies that ran to completion (new inputs and re-runs)
 	MetricActionsReplayed = "actions_replayed" // completed executions taken from the action-state log, body not run
 	MetricCallsReplayed   = "calls_replayed"   // durable calls answered from the action-state log
+	MetricActionsRerun    = "actions_rerun"    // unfinished executions from the action-state log whose body ran again
 
 	MetricStoreRecordsWritten  = "store_records_written"      // action-state records acknowledged by Kafka
 	MetricStoreBytesWritten    = "store_bytes_written"        // their key + value bytes

@@ -32,6 +32,7 @@ func (c *Core) dispatch() {
 						continue
 					}
 					t.prior = rec.Calls
+					c.stats.ActionsRerun++
 				}
 			}
 		}

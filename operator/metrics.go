@@ -58,6 +58,7 @@ type Stats struct {
 	EventsProcessed  int64 // events dispatched to actions (numOfEventProcessed)
 	ActionsExecuted  int64 // action bodies completed (numOfActionsExecuted)
 	ActionsReplayed  int64 // completed executions replayed from the store (body not run)
+	ActionsRerun     int64 // unfinished executions found in the store whose body runs again (recorded calls reused)
 	CallsReplayed    int64 // durable calls answered from the store
 	ActionsRetried   int64
 	ActionsIgnored   int64 // failures dropped under error-handling-strategy=ignore

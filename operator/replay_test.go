@@ -129,7 +129,8 @@ func TestReplayUnfinishedReusesCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2.input(0, "k", row())
-	if d2.err != nil || p.bodies.Load() != 2 || p.c1.Load() != 1 || p.c2.Load() != 1 || d2.c.Stats().CallsReplayed != 1 {
+	if st := d2.c.Stats(); d2.err != nil || p.bodies.Load() != 2 || p.c1.Load() != 1 || p.c2.Load() != 1 ||
+		st.CallsReplayed != 1 || st.ActionsRerun != 1 || st.ActionsReplayed != 0 {
 		t.Fatalf("err %v bodies %d c1 %d c2 %d stats %+v", d2.err, p.bodies.Load(), p.c1.Load(), p.c2.Load(), d2.c.Stats())
 	}
 }

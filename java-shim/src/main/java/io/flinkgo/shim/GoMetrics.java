@@ -29,6 +29,9 @@ public final class GoMetrics {
     /** Counter: completed actions replayed from the action-state log; their bodies did not run. */
     public static final String ACTIONS_REPLAYED = "numOfActionsReplayed";
 
+    /** Counter: unfinished actions found in the action-state log whose bodies ran again, reusing their recorded durable calls. */
+    public static final String ACTIONS_RERUN = "numOfActionsRerun";
+
     /** Counter: durable calls answered from the action-state log instead of running. */
     public static final String CALLS_REPLAYED = "numOfDurableCallsReplayed";
 
@@ -63,6 +66,7 @@ public final class GoMetrics {
         m.put("events_processed", EVENTS_PROCESSED);
         m.put("actions_executed", ACTIONS_EXECUTED);
         m.put("actions_replayed", ACTIONS_REPLAYED);
+        m.put("actions_rerun", ACTIONS_RERUN);
         m.put("calls_replayed", CALLS_REPLAYED);
         m.put("store_records_written", RECORDS_WRITTEN);
         m.put("store_bytes_written", BYTES_WRITTEN);

@@ -64,10 +64,10 @@ class GoMetricsTest {
     void registersEveryMetricAtZeroWithItsKind() {
         CapturingGroup g = new CapturingGroup();
         new GoMetrics(g);
-        assertEquals(11, g.metrics.size(), g.metrics.keySet().toString());
+        assertEquals(12, g.metrics.size(), g.metrics.keySet().toString());
         g.values().forEach((n, v) -> assertEquals(0L, v, n));
         for (String c : new String[] {GoMetrics.EVENTS_PROCESSED, GoMetrics.ACTIONS_EXECUTED, GoMetrics.ACTIONS_REPLAYED,
-                GoMetrics.CALLS_REPLAYED, GoMetrics.RECORDS_WRITTEN, GoMetrics.BYTES_WRITTEN, GoMetrics.RECORDS_REPLAYED,
+                GoMetrics.ACTIONS_RERUN, GoMetrics.CALLS_REPLAYED, GoMetrics.RECORDS_WRITTEN, GoMetrics.BYTES_WRITTEN, GoMetrics.RECORDS_REPLAYED,
                 GoMetrics.BYTES_REPLAYED}) {
             assertInstanceOf(Counter.class, g.metrics.get(c), c);
         }
@@ -85,7 +85,8 @@ class GoMetricsTest {
         new GoMetrics(g).update(m);
         Map<String, Long> want = new TreeMap<>(Map.ofEntries(
                 Map.entry("numOfEventProcessed", 2400L), Map.entry("numOfActionsExecuted", 1200L),
-                Map.entry("numOfActionsReplayed", 3L), Map.entry("numOfDurableCallsReplayed", 0L),
+                Map.entry("numOfActionsReplayed", 3L), Map.entry("numOfActionsRerun", 1L),
+                Map.entry("numOfDurableCallsReplayed", 0L),
                 Map.entry("actionStateRecordsWritten", 70000L), Map.entry("actionStateBytesWritten", 5_000_000_000L),
                 Map.entry("actionStateWriteLatencyP50Us", 850L), Map.entry("actionStateWriteLatencyP99Us", 12000L),
                 Map.entry("actionStateRecordsReplayed", 42L), Map.entry("actionStateBytesReplayed", 9000L),
@@ -107,6 +108,6 @@ class GoMetricsTest {
         assertEquals(25L, g.value(GoMetrics.ACTIONS_EXECUTED)); // counters follow Go's cumulative value
         assertEquals(400L, g.value(GoMetrics.WRITE_LATENCY_P99)); // gauges take the latest
         assertEquals(0L, g.value(GoMetrics.RECORDS_WRITTEN)); // not named: unchanged
-        assertEquals(11, g.metrics.size(), g.metrics.keySet().toString());
+        assertEquals(12, g.metrics.size(), g.metrics.keySet().toString());
     }
 }

@@ -159,7 +159,7 @@ class GoldenFramesTest {
         Messages.Metrics m = Messages.Metrics.decode(f.payload());
         Map<String, Long> want = new java.util.TreeMap<>(Map.ofEntries(
                 Map.entry("events_processed", 2400L), Map.entry("actions_executed", 1200L),
-                Map.entry("actions_replayed", 3L), Map.entry("calls_replayed", 0L),
+                Map.entry("actions_replayed", 3L), Map.entry("actions_rerun", 1L), Map.entry("calls_replayed", 0L),
                 Map.entry("store_records_written", 70000L), Map.entry("store_bytes_written", 5_000_000_000L),
                 Map.entry("store_write_latency_p50_us", 850L), Map.entry("store_write_latency_p99_us", 12000L),
                 Map.entry("store_records_replayed", 42L), Map.entry("store_bytes_replayed", 9000L),

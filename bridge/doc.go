@@ -51,10 +51,11 @@
 //     the run loop over a channel, so a malformed frame is rejected before
 //     anything of it is applied. The run loop checks a whole batch (credit,
 //     key groups) before its first row reaches the core.
-//   - The worker pool (worker.go) has num-async-threads goroutines, the
-//     core's MaxConcurrency: a task handed out by Ready always finds a free
-//     worker, and a slow action holds one worker only. Results come back
-//     to the run loop in completion order.
+//   - The worker pool (worker.go) has num-async-threads goroutines; the
+//     core hands out go.tasks.per.thread tasks per worker (its
+//     MaxConcurrency), which wait in FIFO order, so a worker never waits
+//     for the run loop; a slow action holds one worker only. Results come
+//     back to the run loop in completion order.
 //   - The writer goroutine owns the write side of the socket, the
 //     arrowio.OutputBuilder and the action-state store's Flush. It sends
 //     frames in exactly the order of the items: rows are batched into

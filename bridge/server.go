@@ -234,7 +234,7 @@ func (s *server) handshake() error {
 		return err
 	}
 	s.log.Info("ready", "key_groups", fmt.Sprintf("%d..%d", open.KeyGroupStart, open.KeyGroupEnd),
-		"attempt", open.Attempt, "credit", s.set.creditRows, "num_async_threads", s.set.core.MaxConcurrency, "store", s.set.backend)
+		"attempt", open.Attempt, "credit", s.set.creditRows, "num_async_threads", s.set.workers, "tasks_in_flight", s.set.core.MaxConcurrency, "store", s.set.backend)
 	return nil
 }
 

@@ -73,7 +73,7 @@ type loop struct {
 func (s *server) run(ctx context.Context) error {
 	defer startCPUProfile(s.set.cpuProfile, s.open.Subtask, s.log)()
 	l := &loop{
-		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.core.MaxConcurrency),
+		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.workers),
 		w: newWriter(s), in: make(chan inMsg, 4), stopRd: make(chan struct{}),
 		credit: int64(s.set.creditRows), debt: s.debt, start: time.Now(), pruneErr: make(chan error, 1),
 	}

@@ -18,21 +18,24 @@ import (
 // (operator.Config.ApplyOptions). Every other go.* option belongs to the
 // JVM operator and is ignored here.
 const (
-	OptStoreBackend = "actionStateStoreBackend"
-	OptCreditRows   = "go.credit.rows"
-	OptMemoryLimit  = "go.memory.limit"
-	OptOutputRows   = "go.output.rows"
-	OptOutputBytes  = "go.output.bytes"
-	OptOutputLinger = "go.output.linger.ms"
-	OptMetrics      = "go.metrics.interval.ms"
-	OptCPUProfile   = "go.cpuprofile"
+	OptStoreBackend   = "actionStateStoreBackend"
+	OptCreditRows     = "go.credit.rows"
+	OptMemoryLimit    = "go.memory.limit"
+	OptOutputRows     = "go.output.rows"
+	OptOutputBytes    = "go.output.bytes"
+	OptOutputLinger   = "go.output.linger.ms"
+	OptMetrics        = "go.metrics.interval.ms"
+	OptTasksPerThread = "go.tasks.per.thread"
+	OptCPUProfile     = "go.cpuprofile"
 
-	defaultCreditRows   = 16384
-	defaultOutputRows   = 1024
-	defaultOutputBytes  = 1 << 20
-	defaultOutputLinger = 1    // ms
-	defaultMetrics      = 1000 // ms
-	maxMetrics          = 3_600_000
+	defaultCreditRows     = 16384
+	defaultOutputRows     = 1024
+	defaultOutputBytes    = 1 << 20
+	defaultOutputLinger   = 1    // ms
+	defaultMetrics        = 1000 // ms
+	defaultTasksPerThread = 16
+	maxTasksPerThread     = 1024
+	maxMetrics            = 3_600_000
 )
 
 // OptionDoc is one option of the describe manifest.
@@ -50,6 +53,7 @@ func Options() []OptionDoc {
 		{operator.OptMaxRetries, "3", "Retries of a failed action with error-handling-strategy=retry. Default: 3."},
 		{operator.OptRetryWait, "1 s", "Wait before the first retry; it doubles with every attempt. Default: 1 s."},
 		{operator.OptNumAsync, "", "Actions running at once per subtask (of different keys); the size of the worker pool. Unset (default): 2 x the cores Go sees."},
+		{OptTasksPerThread, strconv.Itoa(defaultTasksPerThread), "Action executions (of different keys) handed to the worker pool at once, per worker: a worker takes the next one without waiting for the runtime to hand it out, and waiting ones run in order as workers free up; 1 hands out only as many as there are workers. At most 1024. Default: 16."},
 		{operator.OptJobIdentifier, "", "Stable identity of the job: seeds the event ids that key action-state records. Unset (default): the operator id. Keep it across restarts and savepoints."},
 		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (the kafka* options; docs/kafka-store.md). Default: none."},
 		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Initial credit: input rows the operator may send that Go has not finished. Default: 16384."},
@@ -74,6 +78,7 @@ type settings struct {
 	outBytes    int
 	lingerMs    int
 	metricsMs   int    // 0: no METRICS
+	workers     int    // the worker pool's size (num-async-threads); core.MaxConcurrency is workers x go.tasks.per.thread
 	cpuProfile  string // "": none
 }
 
@@ -83,6 +88,7 @@ type settings struct {
 func parseSettings(open *Open) (*settings, error) {
 	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows,
 		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger, metricsMs: defaultMetrics}
+	perThread := defaultTasksPerThread
 	rest, err := s.core.ApplyOptions(open.Options)
 	if err != nil {
 		return nil, fmt.Errorf("bridge: option: %w", err)
@@ -117,6 +123,11 @@ func parseSettings(open *Open) (*settings, error) {
 			s.lingerMs, err = strconv.Atoi(v)
 			if err != nil || s.lingerMs < 0 {
 				err = fmt.Errorf("bridge: option %s=%q: use a whole number of milliseconds >= 0", k, v)
+			}
+		case k == OptTasksPerThread:
+			perThread, err = strconv.Atoi(v)
+			if err != nil || perThread < 1 || perThread > maxTasksPerThread {
+				err = fmt.Errorf("bridge: option %s=%q: use a whole number from 1 to %d", k, v, maxTasksPerThread)
 			}
 		case k == OptMetrics:
 			s.metricsMs, err = strconv.Atoi(v)
@@ -167,6 +178,13 @@ func parseSettings(open *Open) (*settings, error) {
 		ident = open.OperatorID
 	}
 	s.core.Seed = Seed(ident, open.Agent)
+	// The pool runs num-async-threads bodies at once; the core hands out
+	// go.tasks.per.thread times as many, so that a worker that finishes
+	// takes the next one at once instead of waiting for the run loop to
+	// apply the result and hand out more (which, with actions of a few
+	// microseconds, left workers idle about half the time).
+	s.workers = s.core.MaxConcurrency
+	s.core.MaxConcurrency = s.workers * perThread
 	return s, nil
 }
 

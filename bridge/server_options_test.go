@@ -25,16 +25,28 @@ func TestParseSettings(t *testing.T) {
 	open := &Open{Agent: "echo", OperatorID: "op-1", KeyGroupStart: 10, KeyGroupEnd: 20, Attempt: 3, Options: map[string]string{
 		"num-async-threads": "7", "error-handling-strategy": "retry", "retry-wait-interval": "250ms",
 		"go.credit.rows": "100", "go.memory.limit": "512m", "go.output.rows": "64", "go.output.linger.ms": "0", "go.metrics.interval.ms": "250",
+		"go.tasks.per.thread": "3",
 		"go.binary": "/x", "kafkaBootstrapServers": "localhost:9092", "actionStateStoreBackend": "memory",
 	}}
 	s, err := parseSettings(open)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.core.MaxConcurrency != 7 || s.core.Strategy != operator.StrategyRetry || s.core.RetryWait.Milliseconds() != 250 ||
+	if s.workers != 7 || s.core.MaxConcurrency != 21 || s.core.Strategy != operator.StrategyRetry || s.core.RetryWait.Milliseconds() != 250 ||
 		s.creditRows != 100 || s.memoryLimit != 512<<20 || s.outRows != 64 || s.lingerMs != 0 || s.metricsMs != 250 || s.store == nil ||
 		s.core.Owned.Start != 10 || s.core.Owned.End != 20 {
 		t.Fatalf("settings %+v", s)
+	}
+	// By default the core hands out 16 tasks per worker.
+	if d, err := parseSettings(&Open{Agent: "echo", Options: map[string]string{"num-async-threads": "2"}}); err != nil ||
+		d.workers != 2 || d.core.MaxConcurrency != 2*defaultTasksPerThread {
+		t.Fatalf("defaults: %+v, %v", d, err)
+	}
+	for _, bad := range []string{"0", "-1", "1025", "x"} {
+		_, err := parseSettings(&Open{Agent: "echo", Options: map[string]string{OptTasksPerThread: bad}})
+		if err == nil || !strings.Contains(err.Error(), OptTasksPerThread) {
+			t.Errorf("%s=%q: %v", OptTasksPerThread, bad, err)
+		}
 	}
 	// The seed follows the job identity and the agent, never the attempt.
 	open2 := *open

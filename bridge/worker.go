@@ -11,10 +11,10 @@ import (
 // The core goroutine submits tasks; size worker goroutines take them one at
 // a time in FIFO order, run them, and append the results to a shared list.
 // The core goroutine is woken through notify (capacity 1, so wake-ups
-// coalesce) and takes all results at once with take. A slow task occupies
-// one worker and delays nothing else: the core never hands out more tasks
-// than MaxConcurrency, which is the pool size, so a submitted task always
-// finds a free worker.
+// coalesce) and takes all results at once with take. The core hands out up
+// to go.tasks.per.thread tasks per worker (its MaxConcurrency), so a worker
+// that finishes takes the next task at once; a slow task occupies one
+// worker, and the tasks waiting go to the others in order.
 //
 // INVARIANT: results reach the core in completion order; the core applies
 // each with Core.Complete on its own goroutine.

@@ -54,6 +54,9 @@ func BenchmarkServeKafka(b *testing.B) {
 			if c := os.Getenv("BENCH_CREDIT"); c != "" {
 				opts["go.credit.rows"] = c
 			}
+			if t := os.Getenv("BENCH_TASKS_PER_THREAD"); t != "" {
+				opts[OptTasksPerThread] = t
+			}
 			if t := os.Getenv("BENCH_THREADS"); t != "" {
 				opts["num-async-threads"] = t
 			}

@@ -63,8 +63,11 @@
 //     always flushed before WM_ACK, SNAPSHOT and END_ACK; credit is summed
 //     into one CREDIT per flush; a SNAPSHOT's sections are encoded in
 //     parallel and the store flushed (for the marker) on the writer, so
-//     the run loop keeps running actions meanwhile. Its bounded channel is
-//     the backpressure from an operator that does not read. It also sends
+//     the run loop keeps running actions meanwhile. Its queue (outQueue)
+//     is unbounded, so the run loop never waits for it; what it can hold
+//     is bounded by the credit (the rows in flight) and the barriers the
+//     operator sends, and an operator that does not read stalls the
+//     writer, then credit, then the operator itself. It also sends
 //     METRICS (go.metrics.interval.ms, and right after each SNAPSHOT)
 //     between two frames: the store's counters it reads itself
 //     (KafkaStats, safe for concurrent use), the core's come from a copy

@@ -25,8 +25,7 @@ func TestParseSettings(t *testing.T) {
 	open := &Open{Agent: "echo", OperatorID: "op-1", KeyGroupStart: 10, KeyGroupEnd: 20, Attempt: 3, Options: map[string]string{
 		"num-async-threads": "7", "error-handling-strategy": "retry", "retry-wait-interval": "250ms",
 		"go.credit.rows": "100", "go.memory.limit": "512m", "go.output.rows": "64", "go.output.linger.ms": "0", "go.metrics.interval.ms": "250",
-		"go.tasks.per.thread": "3",
-		"go.binary": "/x", "kafkaBootstrapServers": "localhost:9092", "actionStateStoreBackend": "memory",
+		"go.tasks.per.thread": "3", "go.binary": "/x", "kafkaBootstrapServers": "localhost:9092", "actionStateStoreBackend": "memory",
 	}}
 	s, err := parseSettings(open)
 	if err != nil {

@@ -87,10 +87,15 @@ public final class BatchWriter implements AutoCloseable {
      * @throws IllegalArgumentException if a value does not fit its column (names the field)
      */
     public void append(int keyGroup, byte[] key, boolean hasTimestamp, long timestamp, Object record) {
+        append(keyGroup, key, key.length, hasTimestamp, timestamp, record);
+    }
+
+    /** {@link #append(int, byte[], boolean, long, Object)} with the key in {@code key[0, keyLength)}. */
+    public void append(int keyGroup, byte[] key, int keyLength, boolean hasTimestamp, long timestamp, Object record) {
         int i = rows;
         keyGroups.setSafe(i, keyGroup);
-        keys.setSafe(i, key);
-        long b = 4 + key.length + 4 + 9;
+        keys.setSafe(i, key, 0, keyLength);
+        long b = 4 + keyLength + 4 + 9;
         if (hasTimestamp) {
             timestamps.setSafe(i, timestamp);
         } else {

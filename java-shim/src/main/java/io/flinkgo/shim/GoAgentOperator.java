@@ -267,10 +267,15 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         }
     }
 
-    /** Task thread: applies the queued frames in arrival order (a mail finds none if an await took them). */
+    /**
+     * Task thread: applies the oldest queued item (a mail finds none if an await took it). One
+     * item per mail, never all that are queued: a wait for SNAPSHOT must stop right after it, so
+     * that the OUTPUT frames Go sent after the SNAPSHOT are emitted after the barrier (applying
+     * them before it would put rows of the next checkpoint into this one: duplicates on restore).
+     */
     private void applyInbox() throws Exception {
-        Object item;
-        while ((item = inbox.poll()) != null) {
+        Object item = inbox.poll();
+        if (item != null) {
             apply(item);
         }
     }

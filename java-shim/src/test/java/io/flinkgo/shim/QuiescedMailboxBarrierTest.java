@@ -83,6 +83,41 @@ class QuiescedMailboxBarrierTest {
         }
     }
 
+    /**
+     * The wait for SNAPSHOT stops right after it: an OUTPUT that Go sent behind the SNAPSHOT (an
+     * input after the cut) is emitted after the barrier, never before it. Frames reach the task
+     * thread both as mails and through the wait's own look at the queue; a mail that applied
+     * every queued frame let such an OUTPUT overtake the barrier (a duplicate after a restore).
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void anOutputBehindTheSnapshotIsEmittedAfterTheBarrier() throws Exception {
+        GoAgentConfig config = GoAgentConfig.builder()
+                .binary(FakeBinary.write(tmp, "fake-after", Map.of("FAKE_MODE", "output_after_snapshot")).toString())
+                .batchSize(4).set("go.barrier.timeout.ms", "20000").build();
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        try {
+            h.open();
+            long row = 0;
+            for (long cp = 1; cp <= 30; cp++) {
+                for (int i = 0; i < 8; i++, row++) {
+                    h.processElement(new StreamRecord<>(Row.of("c" + (row % 5), row, row + 0.5), row));
+                }
+                h.prepareSnapshotPreBarrier(cp); // pending batch, BARRIER; OUTPUTs, SNAPSHOT, then the late OUTPUT
+                for (Row r : h.extractOutputValues()) {
+                    assertTrue(!r.getField(0).equals("after-snapshot-" + cp),
+                            "the OUTPUT Go sent after SNAPSHOT(" + cp + ") was emitted before its barrier");
+                }
+                h.snapshot(cp, cp);
+            }
+            h.endInput(); // every frame is applied by END_ACK
+            long late = h.extractOutputValues().stream().filter(r -> ((String) r.getField(0)).startsWith("after-snapshot-")).count();
+            assertEquals(30, late, "the late OUTPUTs, one per checkpoint, after their barriers");
+        } finally {
+            h.close();
+        }
+    }
+
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void theBarrierTimeoutHoldsAfterTheMailboxIsQuiesced() throws Exception {

@@ -188,7 +188,14 @@ public final class FakeGoPeer {
             case WATERMARK: queue.add(Messages.WatermarkTs.decode(FrameType.WATERMARK, f.payload()).ts()); break;
             case BARRIER:
                 if (!mode.equals("hang_on_barrier")) {
-                    snapshot(Messages.CheckpointId.decode(FrameType.BARRIER, f.payload()).checkpointId());
+                    long id = Messages.CheckpointId.decode(FrameType.BARRIER, f.payload()).checkpointId();
+                    snapshot(id);
+                    if (mode.equals("output_after_snapshot")) {
+                        // An output of an input after the cut, right behind the SNAPSHOT (as Go
+                        // sends the outputs of the actions that finish after the barrier).
+                        outRows.add(new Object[] {null, "after-snapshot-" + id, -id, 0L, 0.0});
+                        flushOutputs();
+                    }
                 }
                 break;
             case CHECKPOINT_COMPLETE:

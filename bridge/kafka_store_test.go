@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -213,5 +214,82 @@ func TestKafkaStoreFailureFailsTheTask(t *testing.T) {
 		// Detection takes the delivery timeout (2 s) and more on a loaded machine.
 		j.readWait = 60 * time.Second
 		j.expectError(CodeStoreFailed, "Kafka action-state write failed")
+	})
+}
+
+// TestKafkaStoreActionAtTheCutReusesItsCall: an action running at a barrier
+// made a durable call, whose record the store held back (it waits for the
+// action's completion, kafka.running.record.linger.ms); the barrier's flush
+// writes it and the marker covers it. The action then fails, so no
+// completion is written. After a restore from that checkpoint the action
+// runs again and takes the call's outcome from its record: the call does
+// not run twice, and the metrics count one re-run and one replayed call.
+func TestKafkaStoreActionAtTheCutReusesItsCall(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, b *kafkaBroker) {
+		topic := kafkaTopicName(t)
+		var bodies, calls atomic.Int64
+		firstRun := make(chan struct{}) // closed: the first run's action fails
+		var failing atomic.Bool
+		failing.Store(true)
+		agent := &operator.Agent{
+			Name: "echo",
+			Actions: []operator.Action{{Name: "echo", Listen: []string{operator.InputEventType},
+				Fn: func(ctx *operator.Context, ev *operator.Event) error {
+					bodies.Add(1)
+					in := ev.Input()
+					k, v := in.Value(0), in.Value(1)
+					got, err := ctx.Durable("double", v, func() (any, error) { calls.Add(1); return v.(int64) * 2, nil })
+					if err != nil {
+						return err
+					}
+					if failing.Load() {
+						<-firstRun
+						return operator.Permanent(errors.New("the first run fails after its durable call"))
+					}
+					return ctx.SendEvent(operator.NewOutput(k, got))
+				}}},
+			Output: []operator.Column{{Name: "k", Type: "STRING"}, {Name: "v", Type: "BIGINT"}},
+		}
+		opts := kafkaOpts(b, topic)
+		opts[statestore.OptKafkaRunningLingerMs] = "60000" // only the barrier's flush can write the held record
+		opts[OptMetrics] = "3600000"
+		in := row{kg: 5, key: "a", ts: 1, values: []any{"a", int64(21)}}
+
+		j := startServe(t, ServerConfig{Agents: []*operator.Agent{agent}}, echoCols)
+		j.handshake(j.defaultOpen("echo", opts), nil, nil)
+		j.data(in)
+		for deadline := time.Now().Add(10 * time.Second); calls.Load() == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the durable call did not run")
+			}
+		}
+		j.send(&Barrier{CheckpointID: 1})
+		restore, marker := restoreFrames(j.collect(FrameSnapshot).snaps)
+		close(firstRun)
+		j.expectError(CodeActionFailed, "the first run fails")
+		if bodies.Load() != 1 || calls.Load() != 1 {
+			t.Fatalf("first run: %d bodies, %d calls, want 1 each", bodies.Load(), calls.Load())
+		}
+
+		failing.Store(false)
+		j2 := startServe(t, ServerConfig{Agents: []*operator.Agent{agent}}, echoCols)
+		j2.handshake(j2.defaultOpen("echo", opts), restore, [][]byte{marker})
+		got := j2.collectRows(1).rows
+		if len(got) != 1 || !reflect.DeepEqual(got[0][1:], []any{"a", int64(42)}) {
+			t.Fatalf("output after the restore: %v, want one row [_ts a 42]", got)
+		}
+		if bodies.Load() != 2 || calls.Load() != 1 {
+			t.Fatalf("after the restore: %d bodies, %d calls; want the body run again and the call not", bodies.Load(), calls.Load())
+		}
+		j2.send(&Barrier{CheckpointID: 2})
+		j2.collect(FrameSnapshot)
+		m := j2.nextMetrics("SNAPSHOT(2) after the restore")
+		if m[MetricActionsRerun] != 1 || m[MetricCallsReplayed] != 1 || m[MetricActionsReplayed] != 0 {
+			t.Errorf("metrics after the restore: %v; want actions_rerun 1, calls_replayed 1, actions_replayed 0", m)
+		}
+		j2.send(&Close{})
+		if err := j2.wait(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }

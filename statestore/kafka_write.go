@@ -1,0 +1,260 @@
+package statestore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The write path of the Kafka store: Put and PutDurable, the running
+// records held back for their action's completion (KafkaRunningLinger),
+// and the acknowledgements.
+
+// Put implements ActionStore. An invalid record, or one of a key group this
+// subtask does not own, is a *RecordError and does not make the store fail.
+func (k *Kafka) Put(r *Record) error { return k.put(r, false) }
+
+// PutDurable implements ActionStore: it returns once Kafka acknowledged r
+// (with acks=all), or with the store's failure.
+func (k *Kafka) PutDurable(r *Record) error { return k.put(r, true) }
+
+func (k *Kafka) put(r *Record, durable bool) error {
+	// A running record with calls only (as the core writes them) may be
+	// held; it is encoded when it is written, which most never are (a newer
+	// version replaces them).
+	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning &&
+		len(r.Updates) == 0 && len(r.Events) == 0
+	e := &kEntry{key: r.Key, rec: r, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+	var key, val []byte
+	if hold {
+		if err := checkHeld(r); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if key, val, err = k.encode(e); err != nil {
+			return err
+		}
+	}
+	if !k.cfg.owned.Contains(r.Key.KeyGroup) {
+		return keyErr(r.Key.Bytes(), ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
+			k.cfg.owned.Start, k.cfg.owned.End))
+	}
+	k.mu.Lock()
+	if !hold {
+		for k.flying >= k.cfg.maxBuffered && k.usable() == nil {
+			k.waiters++
+			k.space.Wait()
+			k.waiters--
+		}
+	}
+	if err := k.usable(); err != nil {
+		k.mu.Unlock()
+		return err
+	}
+	k.linkLocked(e)
+	k.puts++
+	if hold {
+		e.held = &heldRec{at: time.Now()}
+		k.held = append(k.held, e)
+		if !k.armed {
+			k.armed = true
+			time.AfterFunc(k.cfg.runningLinger, k.lingerFire)
+		}
+		k.mu.Unlock()
+		return nil
+	}
+	kr := k.startLocked(e, key, val)
+	k.mu.Unlock()
+
+	wait := durable || k.cfg.flushPerRecord
+	var ack chan error
+	if wait {
+		ack = make(chan error, 1)
+	}
+	start := time.Now()
+	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
+	// order of a key's versions holds: Puts of one key are not concurrent,
+	// and a held version is produced (under k.mu) before the Put that
+	// replaces it takes k.mu, or never.
+	k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
+		k.acked(e, kr, start, err)
+		if ack != nil {
+			ack <- err
+		}
+	})
+	if !wait {
+		return nil
+	}
+	if k.cfg.flushPerRecord {
+		k.flushClient() // as upstream: one flush per record
+	}
+	select {
+	case <-ack:
+	case <-time.After(k.cfg.delivery + 5*time.Second):
+		k.fail(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: key,
+			Err: fmt.Errorf("no acknowledgement within %v", k.cfg.delivery+5*time.Second)})
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.usable(); err != nil {
+		return err
+	}
+	if durable {
+		k.stats.DurableWrites++
+	}
+	return nil
+}
+
+// encode returns the Kafka key and value of e's record and sets e.size.
+func (k *Kafka) encode(e *kEntry) (key, val []byte, err error) {
+	plain, err := EncodeRecord(e.rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	key = e.key.Bytes()
+	if val, err = k.ciph.seal(key, plain); err != nil {
+		return nil, nil, err
+	}
+	e.size = len(key) + len(plain)
+	return key, val, nil
+}
+
+// checkHeld checks a running record to be held as EncodeRecord would, so
+// that its later encoding cannot fail: its key and its calls (it has no
+// updates or events).
+func checkHeld(r *Record) error {
+	if err := r.Key.validate(); err != nil {
+		return &RecordError{Kind: ErrRecordInvalid, Detail: "key", Err: err}
+	}
+	for i := range r.Calls {
+		if err := checkCallOut(&r.Calls[i]); err != nil {
+			return &RecordError{Key: r.Key.Bytes(), Kind: ErrRecordInvalid, Detail: fmt.Sprintf("calls[%d]", i), Err: err}
+		}
+	}
+	return nil
+}
+
+// linkLocked makes e the newest version of its key. A held version it
+// replaces is never written: e holds all of it. REQUIRES: k.mu held.
+func (k *Kafka) linkLocked(e *kEntry) {
+	old, ok := k.recs[e.key]
+	switch {
+	case !ok:
+		k.inputs.add(e.key)
+	case old.held != nil:
+		old.held, old.rec = nil, nil
+		if e.prev = old.prev; e.prev != nil {
+			e.prev.next = e
+		}
+		k.stats.RunningCoalesced++
+	default:
+		old.next, e.prev = e, old
+	}
+	k.recs[e.key] = e
+}
+
+// startLocked counts e as produced in the current flush generation and
+// returns its Kafka record. REQUIRES: k.mu held.
+func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
+	k.pending[e.part]++
+	k.flying++
+	e.gen = k.gen
+	k.genWait[e.gen]++
+	return &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
+}
+
+// releaseLocked produces the held records put at or before cutoff, or all of
+// them. Produce does not block here (the client's own buffer limit is out of
+// reach), so it runs under k.mu, which orders it before any later version
+// of the same key. REQUIRES: k.mu held.
+func (k *Kafka) releaseLocked(all bool, cutoff time.Time) {
+	for k.heldHead < len(k.held) {
+		e := k.held[k.heldHead]
+		if e.held != nil && !all && e.held.at.After(cutoff) {
+			break
+		}
+		k.held[k.heldHead] = nil
+		k.heldHead++
+		if e.held == nil {
+			continue // replaced, or pruned
+		}
+		e.held = nil
+		key, val, err := k.encode(e)
+		if err != nil { // checkHeld let it through: a bug, but never lose it silently
+			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
+			return
+		}
+		kr := k.startLocked(e, key, val)
+		start := time.Now()
+		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
+	}
+	if k.heldHead == len(k.held) {
+		clear(k.held)
+		k.held, k.heldHead = k.held[:0], 0
+	} else if k.heldHead > 1024 && 2*k.heldHead > len(k.held) {
+		n := copy(k.held, k.held[k.heldHead:])
+		clear(k.held[n:])
+		k.held, k.heldHead = k.held[:n], 0
+	}
+}
+
+// lingerFire writes the held records whose linger is over, and sets the
+// timer for the next one.
+func (k *Kafka) lingerFire() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.armed = false
+	if k.usable() != nil {
+		return
+	}
+	now := time.Now()
+	k.releaseLocked(false, now.Add(-k.cfg.runningLinger))
+	for k.heldHead < len(k.held) && k.held[k.heldHead].held == nil { // skip replaced ones
+		k.held[k.heldHead] = nil
+		k.heldHead++
+	}
+	if k.heldHead < len(k.held) {
+		k.armed = true
+		time.AfterFunc(k.held[k.heldHead].held.at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
+	}
+}
+
+// acked is the promise of every record: it records the offset or the
+// failure.
+func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.pending[e.part]--
+	k.doneLocked(e.gen)
+	if err != nil {
+		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
+		return
+	}
+	e.off = kr.Offset
+	if e.prev != nil { // superseded in the log now: the older version is not needed
+		e.prev.rec, e.prev = nil, nil
+	}
+	if q := k.queues[e.part]; q != nil {
+		q.push(e)
+	}
+	if kr.Offset+1 > k.end[e.part] {
+		k.end[e.part] = kr.Offset + 1
+	}
+	k.lat.add(time.Since(start))
+	k.stats.RecordsWritten++
+	k.stats.BytesWritten += int64(e.size)
+}
+
+// doneLocked counts one record of generation gen as answered (acknowledged
+// or failed). REQUIRES: k.mu held.
+func (k *Kafka) doneLocked(gen uint64) {
+	if k.genWait[gen]--; k.genWait[gen] == 0 {
+		delete(k.genWait, gen)
+		k.acks.Broadcast()
+	}
+	if k.flying--; k.waiters > 0 && k.flying < k.cfg.maxBuffered {
+		k.space.Broadcast()
+	}
+}

@@ -133,7 +133,12 @@ start() {
 	rm -rf "$state"
 	write_config
 	local cluster_id
-	cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+	# A base64url id that starts with "-" reads as an option to kafka-storage
+	# (one start in 64 failed with "--cluster-id: expected one argument").
+	cluster_id="-"
+	while [ "${cluster_id#-}" != "$cluster_id" ]; do
+		cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+	done
 	java_cmd "$(storage_tool)" format -t "$cluster_id" -c "$state/server.properties" \
 		>"$state/format.log" 2>&1 || { cat "$state/format.log" >&2; log "formatting $state/data failed"; exit 1; }
 	# setsid: the broker outlives the shell (and process group) that started it.

@@ -433,12 +433,8 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 	}
 	k.mu.Lock()
 	gen := k.gen // the next Flush waits for the tombstones too
-	if len(tombs) > 0 {
-		k.genWait[gen] += len(tombs)
-		k.flying += len(tombs)
-	}
 	for _, e := range tombs {
-		k.pending[e.part]++
+		k.sentLocked(e.part)
 	}
 	k.mu.Unlock()
 	for _, e := range tombs {
@@ -446,8 +442,7 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
 			k.mu.Lock()
 			defer k.mu.Unlock()
-			k.pending[kr.Partition]--
-			k.doneLocked(gen)
+			k.doneLocked(kr.Partition, gen)
 			if err != nil {
 				k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: fmt.Errorf("tombstone: %w", err)})
 				return

@@ -158,11 +158,18 @@ func (k *Kafka) linkLocked(e *kEntry) {
 // startLocked counts e as produced in the current flush generation and
 // returns its Kafka record. REQUIRES: k.mu held.
 func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
-	k.pending[e.part]++
-	k.flying++
-	e.gen = k.gen
-	k.genWait[e.gen]++
+	e.gen = k.sentLocked(e.part)
 	return &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
+}
+
+// sentLocked counts one record produced to partition part in the current
+// flush generation, which it returns; doneLocked counts its answer.
+// REQUIRES: k.mu held.
+func (k *Kafka) sentLocked(part int32) uint64 {
+	k.pending[part]++
+	k.flying++
+	k.genWait[k.gen]++
+	return k.gen
 }
 
 // releaseLocked produces the held records put at or before cutoff, or all of
@@ -210,11 +217,7 @@ func (k *Kafka) lingerFire() {
 		return
 	}
 	now := time.Now()
-	k.releaseLocked(false, now.Add(-k.cfg.runningLinger))
-	for k.heldHead < len(k.held) && k.held[k.heldHead].held == nil { // skip replaced ones
-		k.held[k.heldHead] = nil
-		k.heldHead++
-	}
+	k.releaseLocked(false, now.Add(-k.cfg.runningLinger)) // leaves a held record, still lingering, at the head
 	if k.heldHead < len(k.held) {
 		k.armed = true
 		time.AfterFunc(k.held[k.heldHead].held.at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
@@ -226,8 +229,7 @@ func (k *Kafka) lingerFire() {
 func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.pending[e.part]--
-	k.doneLocked(e.gen)
+	k.doneLocked(e.part, e.gen)
 	if err != nil {
 		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
 		return
@@ -247,9 +249,10 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	k.stats.BytesWritten += int64(e.size)
 }
 
-// doneLocked counts one record of generation gen as answered (acknowledged
-// or failed). REQUIRES: k.mu held.
-func (k *Kafka) doneLocked(gen uint64) {
+// doneLocked counts one record of partition part and generation gen as
+// answered (acknowledged or failed). REQUIRES: k.mu held.
+func (k *Kafka) doneLocked(part int32, gen uint64) {
+	k.pending[part]--
 	if k.genWait[gen]--; k.genWait[gen] == 0 {
 		delete(k.genWait, gen)
 		k.acks.Broadcast()

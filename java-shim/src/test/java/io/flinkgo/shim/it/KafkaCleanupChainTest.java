@@ -1,7 +1,6 @@
 package io.flinkgo.shim.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,10 +75,7 @@ class KafkaCleanupChainTest {
 
     @BeforeAll
     static void properties() {
-        kafka = System.getProperty("flinkgo.kafka", "");
-        assertFalse(kafka.isBlank(), "KafkaCleanupChainTest needs a real Kafka broker: start one with "
-                + "FLINKGO_KAFKA=$(testdata/kafka/kafka.sh start) and pass -Dflinkgo.kafka=$FLINKGO_KAFKA to mvn -Pit "
-                + "(make java-test does both)");
+        kafka = KafkaStoreEndToEndTest.broker("KafkaCleanupChainTest");
         agent = GoBinaryEndToEndTest.binary("flinkgo.testagent", "the test-agent binary (cmd/flinkgo-testagent)");
         cli = GoBinaryEndToEndTest.binary("flinkgo.cli", "the flinkgo CLI (cmd/flinkgo)");
     }

@@ -80,11 +80,17 @@ class KafkaStoreEndToEndTest {
 
     @BeforeAll
     static void properties() {
-        kafka = System.getProperty("flinkgo.kafka", "");
-        assertFalse(kafka.isBlank(), "KafkaStoreEndToEndTest needs a real Kafka broker: start one with "
+        kafka = broker("KafkaStoreEndToEndTest");
+        agent = GoBinaryEndToEndTest.binary("flinkgo.testagent", "the test-agent binary (cmd/flinkgo-testagent)");
+    }
+
+    /** The real broker's address from {@code -Dflinkgo.kafka}; {@code test} fails naming how to set it. */
+    static String broker(String test) {
+        String addr = System.getProperty("flinkgo.kafka", "");
+        assertFalse(addr.isBlank(), test + " needs a real Kafka broker: start one with "
                 + "FLINKGO_KAFKA=$(testdata/kafka/kafka.sh start) and pass -Dflinkgo.kafka=$FLINKGO_KAFKA to mvn -Pit "
                 + "(make java-test does both)");
-        agent = GoBinaryEndToEndTest.binary("flinkgo.testagent", "the test-agent binary (cmd/flinkgo-testagent)");
+        return addr;
     }
 
     static final RowTypeInfo INPUT = (RowTypeInfo) Types.ROW_NAMED(

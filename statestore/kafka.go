@@ -268,32 +268,26 @@ func (k *Kafka) flushClient() {
 	if err := k.cl.Flush(ctx); err != nil {
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: k.firstPendingLocked(),
-			Err: fmt.Errorf("records not acknowledged within %v (%s): %w", limit, k.pendingLocked(), err)})
+		first, list := k.pendingLocked()
+		k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: first,
+			Err: fmt.Errorf("records not acknowledged within %v (%s): %w", limit, list, err)})
 	}
-}
-
-// firstPendingLocked is the first partition with records not yet
-// acknowledged, or -1. REQUIRES: k.mu held.
-func (k *Kafka) firstPendingLocked() int32 {
-	for _, p := range slices.Sorted(maps.Keys(k.pending)) {
-		if k.pending[p] > 0 {
-			return p
-		}
-	}
-	return -1
 }
 
 // pendingLocked lists the partitions with records not yet acknowledged, and
-// how many. REQUIRES: k.mu held.
-func (k *Kafka) pendingLocked() string {
+// how many; first is the first of them, or -1. REQUIRES: k.mu held.
+func (k *Kafka) pendingLocked() (first int32, list string) {
+	first = -1
 	waiting := []string{}
 	for _, p := range slices.Sorted(maps.Keys(k.pending)) {
 		if n := k.pending[p]; n > 0 {
+			if first < 0 {
+				first = p
+			}
 			waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
 		}
 	}
-	return strings.Join(waiting, ", ")
+	return first, strings.Join(waiting, ", ")
 }
 
 // awaitLocked waits until every record of flush generation g and before is
@@ -320,8 +314,9 @@ func (k *Kafka) awaitLocked(g uint64, start time.Time) {
 			return
 		}
 		if time.Since(start) >= limit {
-			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: k.firstPendingLocked(),
-				Err: fmt.Errorf("records not acknowledged within %v (%s)", limit, k.pendingLocked())})
+			first, list := k.pendingLocked()
+			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: first,
+				Err: fmt.Errorf("records not acknowledged within %v (%s)", limit, list)})
 			return
 		}
 		k.acks.Wait()

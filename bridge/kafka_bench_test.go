@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,6 +60,13 @@ func BenchmarkServeKafka(b *testing.B) {
 			}
 			if t := os.Getenv("BENCH_THREADS"); t != "" {
 				opts["num-async-threads"] = t
+			}
+			for _, kv := range strings.FieldsFunc(os.Getenv("BENCH_OPTS"), func(r rune) bool { return r == ',' }) {
+				name, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					b.Fatalf("BENCH_OPTS: %q is not name=value", kv)
+				}
+				opts[name] = v
 			}
 			benchScoring(b, opts)
 		})
@@ -186,6 +194,27 @@ func benchScoring(b *testing.B, opts map[string]string) {
 	}
 	if topic := opts["kafkaActionStateTopic"]; topic != "" {
 		b.ReportMetric(float64(topicRecords(b, opts["kafkaBootstrapServers"], topic))/inputs, "records/input")
+		deleteTopic(b, opts["kafkaBootstrapServers"], topic)
+	}
+}
+
+// deleteTopic deletes a benchmark's topic: the topics of earlier runs would
+// otherwise stay on the broker, and its work per request grows with the
+// partitions it hosts (a run's figures fell by a third after twenty runs).
+func deleteTopic(b *testing.B, addr, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).DeleteTopic(ctx, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		b.Fatalf("deleting the benchmark topic %s: %v", topic, err)
 	}
 }
 

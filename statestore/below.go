@@ -1,5 +1,10 @@
 package statestore
 
+import (
+	"iter"
+	"maps"
+)
+
 // keyID names one key: its key group and the SHA-256 of its bytes.
 type keyID struct {
 	kg   int32
@@ -14,27 +19,27 @@ type belowMark struct {
 }
 
 // belowMarks implements RestoredInputTracker for a store that indexes its
-// records by input (byInput). REQUIRES: the store's mutex held for every
+// records by input (the inputs it passes). REQUIRES: the store's mutex held for every
 // method.
 //
 // mark is O(1): it only remembers the mark, and only for keys that hold
-// records (held, built from byInput at the first mark after the set was
+// records (held, built from the inputs at the first mark after the set was
 // last emptied). due, called by CheckpointComplete, turns the marks whose
 // lastCut is below the checkpoint into the inputs to prune, with one pass
-// over byInput; a restore marks its keys once, so this pass happens about
+// over the inputs; a restore marks its keys once, so this pass happens about
 // once per restore.
 type belowMarks struct {
 	held  map[keyID]struct{}
 	marks map[keyID]belowMark
 }
 
-func (b *belowMarks) mark(byInput map[inputID][]RecordKey, kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+func (b *belowMarks) mark(inputs iter.Seq[inputID], n int, kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	if seq == 0 {
 		return // no input below 0
 	}
 	if b.held == nil {
-		b.held = make(map[keyID]struct{}, len(byInput))
-		for in := range byInput {
+		b.held = make(map[keyID]struct{}, n)
+		for in := range inputs {
 			b.held[keyID{in.kg, in.hash}] = struct{}{}
 		}
 		b.marks = make(map[keyID]belowMark)
@@ -49,14 +54,14 @@ func (b *belowMarks) mark(byInput map[inputID][]RecordKey, kg int32, keyHash [32
 	b.marks[id] = belowMark{seq: seq, lastCut: lastCut}
 }
 
-// due returns the inputs of byInput covered by a mark with lastCut <
+// due returns the inputs covered by a mark with lastCut <
 // checkpointID and forgets those marks.
-func (b *belowMarks) due(byInput map[inputID][]RecordKey, checkpointID int64) []inputID {
+func (b *belowMarks) due(inputs iter.Seq[inputID], checkpointID int64) []inputID {
 	if len(b.marks) == 0 {
 		return nil
 	}
 	var out []inputID
-	for in := range byInput {
+	for in := range inputs {
 		if m, ok := b.marks[keyID{in.kg, in.hash}]; ok && in.seq < m.seq && m.lastCut < checkpointID {
 			out = append(out, in)
 		}
@@ -105,7 +110,7 @@ func (x *inputIndex) markDone(kg int32, keyHash [32]byte, seq uint64, lastCut in
 
 // markBelow implements MarkDoneBelow.
 func (x *inputIndex) markBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
-	x.below.mark(x.byInput, kg, keyHash, seq, lastCut)
+	x.below.mark(maps.Keys(x.byInput), len(x.byInput), kg, keyHash, seq, lastCut)
 }
 
 // prune calls drop for every record key of every input marked done with
@@ -131,7 +136,7 @@ func (x *inputIndex) due(checkpointID int64) []inputID {
 		}
 		delete(x.done, cut)
 	}
-	return append(out, x.below.due(x.byInput, checkpointID)...)
+	return append(out, x.below.due(maps.Keys(x.byInput), checkpointID)...)
 }
 
 // take calls drop for every record key of input in and forgets the input.

@@ -54,8 +54,7 @@ type Kafka struct {
 	cancel context.CancelFunc
 
 	mu       sync.RWMutex
-	recs     map[RecordKey]*kEntry
-	inputs   inputIndex             // records by input, done marks (pruning)
+	idx      kIndex                 // newest versions by input, done marks (pruning)
 	queues   map[int32]*offsetQueue // acknowledged versions per partition, by offset
 	end      map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
 	pending  map[int32]int          // records produced and not yet acknowledged, per partition
@@ -88,12 +87,18 @@ var (
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
-// INVARIANT: recs[key] is the newest version; an older one is reachable only
+// INVARIANT: idx holds the newest version; an older one is reachable only
 // from a partition queue, through which next leads to newer versions.
 type kEntry struct {
-	key     RecordKey
-	rec     *Record // nil once superseded by an acknowledged version, or dropped
-	size    int     // encoded key + plain value bytes
+	key RecordKey
+	// rec until it is encoded (a held record) or when Recover decoded it;
+	// plain, its encoded value, once Put wrote it: the store keeps bytes, not
+	// the record's object graph, which the garbage collector would walk at
+	// every cycle. Both nil once superseded by an acknowledged version, or
+	// dropped.
+	rec     *Record
+	plain   []byte
+	size    int // encoded key + plain value bytes
 	part    int32
 	gen     uint64   // the flush generation it was produced in
 	off     int64    // -1 until acknowledged
@@ -163,8 +168,7 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 	}
 	k := &Kafka{
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
-		recs:    make(map[RecordKey]*kEntry),
-		inputs:  newInputIndex(),
+		idx:     newKIndex(),
 		queues:  make(map[int32]*offsetQueue),
 		end:     make(map[int32]int64),
 		pending: make(map[int32]int),
@@ -213,9 +217,19 @@ func (k *Kafka) setup(ctx context.Context) error {
 func (k *Kafka) Get(key RecordKey) (*Record, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	e, ok := k.recs[key]
-	if !ok {
+	e := k.idx.newest(key)
+	if e == nil {
 		return nil, false
+	}
+	if e.rec == nil && e.plain != nil {
+		// Records this process wrote are read back rarely (the core asks
+		// only for inputs MayHold admits): decode them then.
+		r, err := DecodeRecord(key.Bytes(), e.plain)
+		if err != nil { // Put encoded it: not expected
+			k.log.Error("statestore: decoding a record the store encoded", "key", key.String(), "err", err)
+			return nil, false
+		}
+		return r, true
 	}
 	return e.rec, true
 }
@@ -357,7 +371,7 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 	}
 	for _, p := range k.writeParts {
 		m.Offsets[p] = k.end[p]
-		if e := k.queues[p].front(len(k.recs)); e != nil {
+		if e := k.queues[p].front(k.idx.n); e != nil {
 			m.Offsets[p] = e.off
 		}
 	}
@@ -371,7 +385,7 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.inputs.markDone(kg, keyHash, seq, lastCut)
+	k.idx.markDone(inputID{kg, keyHash, seq}, lastCut)
 }
 
 // MarkDoneBelow implements RestoredInputTracker: after a Recover, the
@@ -380,7 +394,7 @@ func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut in
 func (k *Kafka) MarkDoneBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.inputs.markBelow(kg, keyHash, seq, lastCut)
+	k.idx.markBelow(kg, keyHash, seq, lastCut)
 }
 
 // pruneChunk is the number of inputs CheckpointComplete prunes per hold of
@@ -399,19 +413,14 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		k.mu.Unlock()
 		return err
 	}
-	ins := k.inputs.due(checkpointID)
+	ins := k.idx.due(checkpointID)
 	k.mu.Unlock()
 	// The inputs go in chunks, so that Puts and the core are not held up by
 	// a long prune. A Flush in between sees some records still held: its
 	// marker is older than it could be, never newer.
 	var tombs []*kEntry
-	drop := func(key RecordKey) {
-		e, ok := k.recs[key]
-		if !ok {
-			return
-		}
-		e.dropped, e.rec, e.held = true, nil, nil
-		delete(k.recs, key)
+	drop := func(e *kEntry) {
+		e.dropped, e.rec, e.plain, e.held = true, nil, nil, nil
 		k.stats.Pruned++
 		if k.cfg.tombstones {
 			tombs = append(tombs, e)
@@ -421,7 +430,7 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 		n := min(len(ins), pruneChunk)
 		k.mu.Lock()
 		for _, in := range ins[:n] {
-			k.inputs.take(in, drop)
+			k.idx.take(in, drop)
 		}
 		k.mu.Unlock()
 		ins = ins[n:]
@@ -488,7 +497,7 @@ func (k *Kafka) KafkaStats() KafkaStats {
 	k.mu.RLock()
 	s := k.stats
 	s.ReplayedPartitions = slices.Clone(s.ReplayedPartitions)
-	s.Records = len(k.recs)
+	s.Records = k.idx.n
 	lat := k.lat.samples()
 	k.mu.RUnlock()
 	s.WriteLatencyP50, s.WriteLatencyP99 = percentiles(lat) // the sort outside the lock
@@ -501,9 +510,9 @@ func (k *Kafka) KafkaStats() KafkaStats {
 // restored cut as done, so that they are pruned.
 func (k *Kafka) Keys() []RecordKey {
 	k.mu.RLock()
-	keys := make([]RecordKey, 0, len(k.recs))
-	for key := range k.recs {
-		keys = append(keys, key)
+	keys := make([]RecordKey, 0, k.idx.n)
+	for e := range k.idx.all() {
+		keys = append(keys, e.key)
 	}
 	k.mu.RUnlock()
 	slices.SortFunc(keys, func(a, b RecordKey) int { return bytes.Compare(a.Bytes(), b.Bytes()) })

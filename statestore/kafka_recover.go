@@ -76,8 +76,9 @@ func (k *Kafka) Recover(ctx context.Context, markers []snapshot.Marker) error {
 			k.end[p] = e
 		}
 	}
-	k.recSeq = make(map[keyID]uint64, len(k.recs))
-	for key := range k.recs {
+	k.recSeq = make(map[keyID]uint64, k.idx.n)
+	for e := range k.idx.all() {
+		key := e.key
 		id := keyID{key.KeyGroup, key.KeyHash}
 		if top, ok := k.recSeq[id]; !ok || key.Seq > top {
 			k.recSeq[id] = key.Seq
@@ -257,21 +258,16 @@ func (k *Kafka) replayRecord(r *kgo.Record) error {
 		}
 		size = int64(len(r.Key) + len(plain))
 	}
-	old, had := k.recs[rec0Key(rec, r.Key)]
 	if rec == nil { // a tombstone deletes the key
-		if had {
-			old.dropped, old.rec = true, nil
-			delete(k.recs, old.key)
+		if old := k.idx.remove(rec0Key(rec, r.Key)); old != nil {
+			old.dropped, old.rec, old.plain = true, nil, nil
 		}
 		return nil
 	}
 	e := &kEntry{key: rec.Key, rec: rec, size: int(size), part: r.Partition, off: r.Offset}
-	if had {
-		old.next, old.rec = e, nil
-	} else {
-		k.inputs.add(rec.Key)
+	if old := k.idx.set(e); old != nil {
+		old.next, old.rec, old.plain = e, nil, nil
 	}
-	k.recs[rec.Key] = e
 	if q := k.queues[r.Partition]; q != nil {
 		q.push(e)
 	}

@@ -118,6 +118,7 @@ func (k *Kafka) encode(e *kEntry) (key, val []byte, err error) {
 		return nil, nil, err
 	}
 	e.size = len(key) + len(plain)
+	e.rec, e.plain = nil, plain
 	return key, val, nil
 }
 
@@ -139,12 +140,11 @@ func checkHeld(r *Record) error {
 // linkLocked makes e the newest version of its key. A held version it
 // replaces is never written: e holds all of it. REQUIRES: k.mu held.
 func (k *Kafka) linkLocked(e *kEntry) {
-	old, ok := k.recs[e.key]
+	old := k.idx.set(e)
 	switch {
-	case !ok:
-		k.inputs.add(e.key)
+	case old == nil:
 	case old.held != nil:
-		old.held, old.rec = nil, nil
+		old.held, old.rec, old.plain = nil, nil, nil
 		if e.prev = old.prev; e.prev != nil {
 			e.prev.next = e
 		}
@@ -152,7 +152,6 @@ func (k *Kafka) linkLocked(e *kEntry) {
 	default:
 		old.next, e.prev = e, old
 	}
-	k.recs[e.key] = e
 }
 
 // startLocked counts e as produced in the current flush generation and
@@ -236,7 +235,7 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	}
 	e.off = kr.Offset
 	if e.prev != nil { // superseded in the log now: the older version is not needed
-		e.prev.rec, e.prev = nil, nil
+		e.prev.rec, e.prev.plain, e.prev = nil, nil, nil
 	}
 	if q := k.queues[e.part]; q != nil {
 		q.push(e)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -55,11 +54,14 @@ type Kafka struct {
 
 	mu       sync.RWMutex
 	idx      kIndex                 // newest versions by input, done marks (pruning)
-	queues   map[int32]*offsetQueue // acknowledged versions per partition, by offset
-	end      map[int32]int64        // offset after the subtask's last acknowledged write, or the end offset known at start
-	pending  map[int32]int          // records produced and not yet acknowledged, per partition
-	gen      uint64                 // flush generation of new writes; each Flush closes one
-	genWait  map[uint64]int         // records produced and not yet acknowledged, per generation
+	// By partition, with room for every partition of the topic; queues and
+	// end are set for writeParts only.
+	queues  []*offsetQueue // acknowledged versions per partition, by offset
+	end     []int64        // offset after the subtask's last acknowledged write, or the end offset known at start
+	pending []int          // records produced and not yet acknowledged, per partition
+	gen     uint64         // flush generation of new writes; each Flush closes one
+	genCur  int            // records of generation gen produced and not yet acknowledged
+	genWait map[uint64]int // the same for the closed generations still waited for
 	acks     *sync.Cond             // on k.mu: a generation was acknowledged, or the store failed
 	space    *sync.Cond             // on k.mu: records in flight fell below maxBuffered, or the store failed
 	flying   int                    // records produced and not yet acknowledged (tombstones included)
@@ -169,9 +171,6 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 	k := &Kafka{
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
 		idx:     newKIndex(),
-		queues:  make(map[int32]*offsetQueue),
-		end:     make(map[int32]int64),
-		pending: make(map[int32]int),
 		genWait: make(map[uint64]int),
 		failed:  make(chan struct{}),
 	}
@@ -195,6 +194,9 @@ func (k *Kafka) setup(ctx context.Context) error {
 		k.log.Warn("statestore: unsafe action-state topic setting", "warning", w)
 	}
 	k.writeParts = PartitionsFor(k.cfg.owned, info.partitions)
+	k.queues = make([]*offsetQueue, info.partitions)
+	k.end = make([]int64, info.partitions)
+	k.pending = make([]int, info.partitions)
 	ends, err := k.adm.ListEndOffsets(ctx, k.cfg.topic)
 	if err == nil {
 		err = ends.Error()
@@ -293,8 +295,8 @@ func (k *Kafka) flushClient() {
 func (k *Kafka) pendingLocked() (first int32, list string) {
 	first = -1
 	waiting := []string{}
-	for _, p := range slices.Sorted(maps.Keys(k.pending)) {
-		if n := k.pending[p]; n > 0 {
+	for p, n := range k.pending {
+		if p := int32(p); n > 0 {
 			if first < 0 {
 				first = p
 			}
@@ -357,7 +359,10 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 	}
 	k.releaseLocked(true, time.Time{}) // the held records of running actions belong to the cut
 	g := k.gen
-	k.gen++
+	if k.genCur > 0 {
+		k.genWait[g] = k.genCur
+	}
+	k.gen, k.genCur = k.gen+1, 0
 	k.awaitLocked(g, start)
 	if err := k.usable(); err != nil {
 		return snapshot.Marker{}, err

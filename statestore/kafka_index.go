@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"encoding/binary"
 	"iter"
 )
 
@@ -11,7 +12,7 @@ import (
 // the input once, and pruning walks the inputs it was handed without
 // looking anything up. REQUIRES: the store's mutex held for every method.
 type kIndex struct {
-	ins   map[inputID]*kInput
+	ins   map[uint64]*kInput  // by inputHash; inputs of one hash chained through next
 	n     int                 // records held: the entries of every input
 	done  map[int64][]*kInput // inputs marked done, by lastCut, not yet pruned
 	below belowMarks
@@ -21,17 +22,63 @@ type kIndex struct {
 type kInput struct {
 	id      inputID
 	entries []*kEntry
-	marked  bool // in done already
+	next    *kInput // the next input of the same inputHash
+	marked  bool    // in done already
+}
+
+// inputHash keys kIndex.ins: a map keyed by a uint64 hashes much faster
+// than one keyed by the 48-byte inputID. The key hash is a SHA-256, so its
+// first 8 bytes are uniformly spread; inputs that collide are chained.
+func inputHash(id *inputID) uint64 {
+	h := binary.LittleEndian.Uint64(id.hash[:8])
+	return h ^ (id.seq * 0x9e3779b97f4a7c15) ^ uint64(uint32(id.kg))<<32
+}
+
+// lookup returns the input id, or nil.
+func (x *kIndex) lookup(id inputID) *kInput {
+	for in := x.ins[inputHash(&id)]; in != nil; in = in.next {
+		if in.id == id {
+			return in
+		}
+	}
+	return nil
+}
+
+// insert adds in, which is not in x.
+func (x *kIndex) insert(in *kInput) {
+	h := inputHash(&in.id)
+	in.next = x.ins[h]
+	x.ins[h] = in
+}
+
+// unlink removes in from x, if it is there.
+func (x *kIndex) unlink(in *kInput) {
+	h := inputHash(&in.id)
+	if first := x.ins[h]; first == in {
+		if in.next == nil {
+			delete(x.ins, h)
+		} else {
+			x.ins[h] = in.next
+		}
+	} else {
+		for p := first; p != nil; p = p.next {
+			if p.next == in {
+				p.next = in.next
+				break
+			}
+		}
+	}
+	in.next = nil
 }
 
 func newKIndex() kIndex {
-	return kIndex{ins: make(map[inputID]*kInput), done: make(map[int64][]*kInput)}
+	return kIndex{ins: make(map[uint64]*kInput), done: make(map[int64][]*kInput)}
 }
 
 // find returns the input of key and the position of key's newest version
 // among its entries (-1 if it holds none), or nil.
 func (x *kIndex) find(key *RecordKey) (*kInput, int) {
-	in := x.ins[key.input()]
+	in := x.lookup(key.input())
 	if in == nil {
 		return nil, -1
 	}
@@ -58,7 +105,7 @@ func (x *kIndex) set(e *kEntry) (old *kEntry) {
 	switch {
 	case in == nil:
 		in = &kInput{id: e.key.input(), entries: make([]*kEntry, 0, 2)}
-		x.ins[in.id] = in
+		x.insert(in)
 	case i >= 0:
 		old, in.entries[i] = in.entries[i], e
 		return old
@@ -79,7 +126,7 @@ func (x *kIndex) remove(key RecordKey) *kEntry {
 	in.entries = append(in.entries[:i], in.entries[i+1:]...)
 	x.n--
 	if len(in.entries) == 0 && !in.marked {
-		delete(x.ins, in.id)
+		x.unlink(in)
 	}
 	return e
 }
@@ -87,7 +134,7 @@ func (x *kIndex) remove(key RecordKey) *kEntry {
 // markDone implements MarkInputDone; inputs without records are not
 // remembered.
 func (x *kIndex) markDone(id inputID, lastCut int64) {
-	if in := x.ins[id]; in != nil && !in.marked {
+	if in := x.lookup(id); in != nil && !in.marked {
 		in.marked = true
 		x.done[lastCut] = append(x.done[lastCut], in)
 	}
@@ -100,9 +147,11 @@ func (x *kIndex) markBelow(kg int32, keyHash [32]byte, seq uint64, lastCut int64
 
 func (x *kIndex) ids() iter.Seq[inputID] {
 	return func(yield func(inputID) bool) {
-		for id := range x.ins {
-			if !yield(id) {
-				return
+		for _, in := range x.ins {
+			for ; in != nil; in = in.next {
+				if !yield(in.id) {
+					return
+				}
 			}
 		}
 	}
@@ -125,7 +174,7 @@ func (x *kIndex) due(checkpointID int64) []*kInput {
 		delete(x.done, cut)
 	}
 	for _, id := range x.below.due(x.ids(), checkpointID) {
-		if in := x.ins[id]; in != nil && !in.marked {
+		if in := x.lookup(id); in != nil && !in.marked {
 			in.marked = true
 			out = append(out, in)
 		}
@@ -141,18 +190,18 @@ func (x *kIndex) take(in *kInput, drop func(*kEntry)) {
 	}
 	x.n -= len(in.entries)
 	in.entries = nil
-	if x.ins[in.id] == in {
-		delete(x.ins, in.id)
-	}
+	x.unlink(in)
 }
 
 // all yields the newest version of every record held.
 func (x *kIndex) all() iter.Seq[*kEntry] {
 	return func(yield func(*kEntry) bool) {
 		for _, in := range x.ins {
-			for _, e := range in.entries {
-				if !yield(e) {
-					return
+			for ; in != nil; in = in.next {
+				for _, e := range in.entries {
+					if !yield(e) {
+						return
+					}
 				}
 			}
 		}

@@ -167,7 +167,7 @@ func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
 func (k *Kafka) sentLocked(part int32) uint64 {
 	k.pending[part]++
 	k.flying++
-	k.genWait[k.gen]++
+	k.genCur++
 	return k.gen
 }
 
@@ -237,7 +237,7 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	if e.prev != nil { // superseded in the log now: the older version is not needed
 		e.prev.rec, e.prev.plain, e.prev = nil, nil, nil
 	}
-	if q := k.queues[e.part]; q != nil {
+	if q := k.queues[e.part]; q != nil { // nil: not one of writeParts (not expected)
 		q.push(e)
 	}
 	if kr.Offset+1 > k.end[e.part] {
@@ -252,7 +252,9 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 // answered (acknowledged or failed). REQUIRES: k.mu held.
 func (k *Kafka) doneLocked(part int32, gen uint64) {
 	k.pending[part]--
-	if k.genWait[gen]--; k.genWait[gen] == 0 {
+	if gen == k.gen {
+		k.genCur-- // nothing waits for the open generation
+	} else if k.genWait[gen]--; k.genWait[gen] == 0 {
 		delete(k.genWait, gen)
 		k.acks.Broadcast()
 	}

@@ -52,21 +52,21 @@ type Kafka struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.RWMutex
-	idx      kIndex                 // newest versions by input, done marks (pruning)
+	mu  sync.RWMutex
+	idx kIndex // newest versions by input, done marks (pruning)
 	// By partition, with room for every partition of the topic; queues and
 	// end are set for writeParts only.
-	queues  []*offsetQueue // acknowledged versions per partition, by offset
-	end     []int64        // offset after the subtask's last acknowledged write, or the end offset known at start
-	pending []int          // records produced and not yet acknowledged, per partition
-	gen     uint64         // flush generation of new writes; each Flush closes one
-	genCur  int            // records of generation gen produced and not yet acknowledged
-	genWait map[uint64]int // the same for the closed generations still waited for
-	acks     *sync.Cond             // on k.mu: a generation was acknowledged, or the store failed
-	space    *sync.Cond             // on k.mu: records in flight fell below maxBuffered, or the store failed
-	flying   int                    // records produced and not yet acknowledged (tombstones included)
-	waiters  int                    // Puts waiting on space
-	held     []*kEntry              // running records held back (KafkaRunningLinger), oldest first, from heldHead
+	queues   []*offsetQueue // acknowledged versions per partition, by offset
+	end      []int64        // offset after the subtask's last acknowledged write, or the end offset known at start
+	pending  []int          // records produced and not yet acknowledged, per partition
+	gen      uint64         // flush generation of new writes; each Flush closes one
+	genCur   int            // records of generation gen produced and not yet acknowledged
+	genWait  map[uint64]int // the same for the closed generations still waited for
+	acks     *sync.Cond     // on k.mu: a generation was acknowledged, or the store failed
+	space    *sync.Cond     // on k.mu: records in flight fell below maxBuffered, or the store failed
+	flying   int            // records produced and not yet acknowledged (tombstones included)
+	waiters  int            // Puts waiting on space
+	held     []*kEntry      // running records held back (KafkaRunningLinger), oldest first, from heldHead
 	heldHead int
 	armed    bool // a linger timer is set for held[heldHead]
 	puts     int64

@@ -68,7 +68,8 @@ type Kafka struct {
 	waiters  int            // Puts waiting on space
 	held     []*kEntry      // running records held back (KafkaRunningLinger), oldest first, from heldHead
 	heldHead int
-	armed    bool // a linger timer is set for held[heldHead]
+	armed    bool      // a linger timer is set for held[heldHead]
+	epoch    time.Time // the origin of kEntry.heldAt
 	puts     int64
 	rebuilt  bool // Recover ran
 	// recSeq is, after Recover, the highest input of each key it recovered
@@ -102,17 +103,12 @@ type kEntry struct {
 	plain   []byte
 	size    int // encoded key + plain value bytes
 	part    int32
-	gen     uint64   // the flush generation it was produced in
-	off     int64    // -1 until acknowledged
-	held    *heldRec // set while it is a running record not written yet (KafkaRunningLinger)
-	next    *kEntry  // the version that replaced this one
-	prev    *kEntry  // the version this one replaced, until this one is acknowledged
-	dropped bool     // pruned by CheckpointComplete or deleted by a replayed tombstone
-}
-
-// heldRec marks a held running record until it is written.
-type heldRec struct {
-	at time.Time // when it was put
+	gen     uint64        // the flush generation it was produced in
+	off     int64         // -1 until acknowledged
+	heldAt  time.Duration // > 0 while it is a running record not written yet (KafkaRunningLinger): when it was put, since Kafka.epoch
+	next    *kEntry       // the version that replaced this one
+	prev    *kEntry       // the version this one replaced, until this one is acknowledged
+	dropped bool          // pruned by CheckpointComplete or deleted by a replayed tombstone
 }
 
 // needed reports whether a restore may need to read e: it is neither dropped
@@ -172,6 +168,7 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
 		idx:     newKIndex(),
 		genWait: make(map[uint64]int),
+		epoch:   time.Now(),
 		failed:  make(chan struct{}),
 	}
 	k.acks = sync.NewCond(&k.mu)
@@ -357,7 +354,7 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 	if err := k.usable(); err != nil {
 		return snapshot.Marker{}, err
 	}
-	k.releaseLocked(true, time.Time{}) // the held records of running actions belong to the cut
+	k.releaseLocked(true, 0) // the held records of running actions belong to the cut
 	g := k.gen
 	if k.genCur > 0 {
 		k.genWait[g] = k.genCur
@@ -425,7 +422,7 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 	// marker is older than it could be, never newer.
 	var tombs []*kEntry
 	drop := func(e *kEntry) {
-		e.dropped, e.rec, e.plain, e.held = true, nil, nil, nil
+		e.dropped, e.rec, e.plain, e.heldAt = true, nil, nil, 0
 		k.stats.Pruned++
 		if k.cfg.tombstones {
 			tombs = append(tombs, e)

@@ -56,7 +56,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	k.linkLocked(e)
 	k.puts++
 	if hold {
-		e.held = &heldRec{at: time.Now()}
+		e.heldAt = max(time.Since(k.epoch), 1)
 		k.held = append(k.held, e)
 		if !k.armed {
 			k.armed = true
@@ -143,8 +143,8 @@ func (k *Kafka) linkLocked(e *kEntry) {
 	old := k.idx.set(e)
 	switch {
 	case old == nil:
-	case old.held != nil:
-		old.held, old.rec, old.plain = nil, nil, nil
+	case old.heldAt > 0:
+		old.heldAt, old.rec, old.plain = 0, nil, nil
 		if e.prev = old.prev; e.prev != nil {
 			e.prev.next = e
 		}
@@ -171,22 +171,22 @@ func (k *Kafka) sentLocked(part int32) uint64 {
 	return k.gen
 }
 
-// releaseLocked produces the held records put at or before cutoff, or all of
-// them. Produce does not block here (the client's own buffer limit is out of
+// releaseLocked produces the held records put at or before cutoff (since
+// k.epoch), or all of them. Produce does not block here (the client's own buffer limit is out of
 // reach), so it runs under k.mu, which orders it before any later version
 // of the same key. REQUIRES: k.mu held.
-func (k *Kafka) releaseLocked(all bool, cutoff time.Time) {
+func (k *Kafka) releaseLocked(all bool, cutoff time.Duration) {
 	for k.heldHead < len(k.held) {
 		e := k.held[k.heldHead]
-		if e.held != nil && !all && e.held.at.After(cutoff) {
+		if e.heldAt > 0 && !all && e.heldAt > cutoff {
 			break
 		}
 		k.held[k.heldHead] = nil
 		k.heldHead++
-		if e.held == nil {
+		if e.heldAt == 0 {
 			continue // replaced, or pruned
 		}
-		e.held = nil
+		e.heldAt = 0
 		key, val, err := k.encode(e)
 		if err != nil { // checkHeld let it through: a bug, but never lose it silently
 			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
@@ -215,11 +215,11 @@ func (k *Kafka) lingerFire() {
 	if k.usable() != nil {
 		return
 	}
-	now := time.Now()
-	k.releaseLocked(false, now.Add(-k.cfg.runningLinger)) // leaves a held record, still lingering, at the head
+	now := time.Since(k.epoch)
+	k.releaseLocked(false, now-k.cfg.runningLinger) // leaves a held record, still lingering, at the head
 	if k.heldHead < len(k.held) {
 		k.armed = true
-		time.AfterFunc(k.held[k.heldHead].held.at.Add(k.cfg.runningLinger).Sub(now), k.lingerFire)
+		time.AfterFunc(k.held[k.heldHead].heldAt+k.cfg.runningLinger-now, k.lingerFire)
 	}
 }
 

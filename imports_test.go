@@ -15,11 +15,12 @@ const module = "github.com/flinkgo/flinkgo/"
 // allowed lists, per package, the packages of this module it may import
 // (docs/architecture.md). Packages not listed may import anything.
 var allowed = map[string][]string{
-	"snapshot":   {},
-	"arrowio":    {},
-	"statestore": {"snapshot"},
-	"operator":   {"statestore", "snapshot"},
-	"bridge":     {"operator", "statestore", "snapshot", "arrowio"},
+	"internal/msgp": {},
+	"snapshot":      {},
+	"arrowio":       {},
+	"statestore":    {"snapshot", "internal"},
+	"operator":      {"statestore", "snapshot"},
+	"bridge":        {"operator", "statestore", "snapshot", "arrowio", "internal"},
 }
 
 // forbidden lists standard or third-party packages a package must not

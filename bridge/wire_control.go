@@ -4,6 +4,8 @@ import (
 	"io"
 	"math"
 	"sort"
+
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // ControlFrame is the decoded payload of a control frame (every frame type
@@ -152,7 +154,7 @@ func decodeMap(t FrameType, payload []byte, keys []string, required uint32, fn f
 	return nil
 }
 
-func appendKey(b []byte, k string) []byte { return mpAppendStr(b, k) }
+func appendKey(b []byte, k string) []byte { return msgp.AppendStr(b, k) }
 
 // Hello is HELLO (Go→JVM), the first frame: the protocol version Go speaks,
 // the token from FLINKGO_TOKEN, the runtime name and the agents it has.
@@ -169,13 +171,13 @@ func (m *Hello) FrameType() FrameType { return FrameHello }
 func (m *Hello) Marshal() []byte      { return m.AppendMsgpack(nil) }
 
 func (m *Hello) AppendMsgpack(b []byte) []byte {
-	b = mpAppendMapLen(b, 4)
-	b = mpAppendInt(appendKey(b, "version"), int64(m.Version))
-	b = mpAppendStr(appendKey(b, "token"), m.Token)
-	b = mpAppendStr(appendKey(b, "runtime"), m.Runtime)
-	b = mpAppendArrayLen(appendKey(b, "agents"), len(m.Agents))
+	b = msgp.AppendMapLen(b, 4)
+	b = msgp.AppendInt(appendKey(b, "version"), int64(m.Version))
+	b = msgp.AppendStr(appendKey(b, "token"), m.Token)
+	b = msgp.AppendStr(appendKey(b, "runtime"), m.Runtime)
+	b = msgp.AppendArrayLen(appendKey(b, "agents"), len(m.Agents))
 	for _, a := range m.Agents {
-		b = mpAppendStr(b, a)
+		b = msgp.AppendStr(b, a)
 	}
 	return b
 }
@@ -239,28 +241,28 @@ func (m *Open) AppendMsgpack(b []byte) []byte {
 	if m.MaxFrame != 0 {
 		n++
 	}
-	b = mpAppendMapLen(b, n)
-	b = mpAppendStr(appendKey(b, "agent"), m.Agent)
+	b = msgp.AppendMapLen(b, n)
+	b = msgp.AppendStr(appendKey(b, "agent"), m.Agent)
 	names := make([]string, 0, len(m.Options))
 	for k := range m.Options {
 		names = append(names, k)
 	}
 	sort.Strings(names) // byte order of the UTF-8 keys
-	b = mpAppendMapLen(appendKey(b, "options"), len(names))
+	b = msgp.AppendMapLen(appendKey(b, "options"), len(names))
 	for _, k := range names {
-		b = mpAppendStr(mpAppendStr(b, k), m.Options[k])
+		b = msgp.AppendStr(msgp.AppendStr(b, k), m.Options[k])
 	}
-	b = mpAppendStr(appendKey(b, "job_id"), m.JobID)
-	b = mpAppendStr(appendKey(b, "operator_id"), m.OperatorID)
-	b = mpAppendInt(appendKey(b, "subtask"), int64(m.Subtask))
-	b = mpAppendInt(appendKey(b, "parallelism"), int64(m.Parallelism))
-	b = mpAppendInt(appendKey(b, "max_parallelism"), int64(m.MaxParallelism))
-	b = mpAppendInt(appendKey(b, "key_group_start"), int64(m.KeyGroupStart))
-	b = mpAppendInt(appendKey(b, "key_group_end"), int64(m.KeyGroupEnd))
-	b = mpAppendInt(appendKey(b, "attempt"), int64(m.Attempt))
-	b = mpAppendBin(appendKey(b, "input_schema"), m.InputSchema)
+	b = msgp.AppendStr(appendKey(b, "job_id"), m.JobID)
+	b = msgp.AppendStr(appendKey(b, "operator_id"), m.OperatorID)
+	b = msgp.AppendInt(appendKey(b, "subtask"), int64(m.Subtask))
+	b = msgp.AppendInt(appendKey(b, "parallelism"), int64(m.Parallelism))
+	b = msgp.AppendInt(appendKey(b, "max_parallelism"), int64(m.MaxParallelism))
+	b = msgp.AppendInt(appendKey(b, "key_group_start"), int64(m.KeyGroupStart))
+	b = msgp.AppendInt(appendKey(b, "key_group_end"), int64(m.KeyGroupEnd))
+	b = msgp.AppendInt(appendKey(b, "attempt"), int64(m.Attempt))
+	b = msgp.AppendBin(appendKey(b, "input_schema"), m.InputSchema)
 	if m.MaxFrame != 0 {
-		b = mpAppendInt(appendKey(b, "max_frame"), int64(m.MaxFrame))
+		b = msgp.AppendInt(appendKey(b, "max_frame"), int64(m.MaxFrame))
 	}
 	return b
 }
@@ -355,9 +357,9 @@ func (m *Restore) FrameType() FrameType { return FrameRestore }
 func (m *Restore) Marshal() []byte      { return m.AppendMsgpack(nil) }
 
 func (m *Restore) AppendMsgpack(b []byte) []byte {
-	b = mpAppendMapLen(b, 2)
-	b = mpAppendInt(appendKey(b, "key_group"), int64(m.KeyGroup))
-	return mpAppendBin(appendKey(b, "section"), m.Section)
+	b = msgp.AppendMapLen(b, 2)
+	b = msgp.AppendInt(appendKey(b, "key_group"), int64(m.KeyGroup))
+	return msgp.AppendBin(appendKey(b, "section"), m.Section)
 }
 
 func (m *Restore) Unmarshal(p []byte) error {
@@ -384,9 +386,9 @@ func (m *RestoreDone) FrameType() FrameType { return FrameRestoreDone }
 func (m *RestoreDone) Marshal() []byte      { return m.AppendMsgpack(nil) }
 
 func (m *RestoreDone) AppendMsgpack(b []byte) []byte {
-	b = mpAppendArrayLen(appendKey(mpAppendMapLen(b, 1), "markers"), len(m.Markers))
+	b = msgp.AppendArrayLen(appendKey(msgp.AppendMapLen(b, 1), "markers"), len(m.Markers))
 	for _, mk := range m.Markers {
-		b = mpAppendBin(b, mk)
+		b = msgp.AppendBin(b, mk)
 	}
 	return b
 }
@@ -420,9 +422,9 @@ func (m *Ready) FrameType() FrameType { return FrameReady }
 func (m *Ready) Marshal() []byte      { return m.AppendMsgpack(nil) }
 
 func (m *Ready) AppendMsgpack(b []byte) []byte {
-	b = mpAppendMapLen(b, 2)
-	b = mpAppendBin(appendKey(b, "output_schema"), m.OutputSchema)
-	return mpAppendInt(appendKey(b, "credit"), m.Credit)
+	b = msgp.AppendMapLen(b, 2)
+	b = msgp.AppendBin(appendKey(b, "output_schema"), m.OutputSchema)
+	return msgp.AppendInt(appendKey(b, "credit"), m.Credit)
 }
 
 func (m *Ready) Unmarshal(p []byte) error {

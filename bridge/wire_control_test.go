@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // sampleFrames has one value of every control frame.
@@ -80,22 +82,22 @@ func TestCanonicalInts(t *testing.T) {
 		{math.MaxInt64, "cf7fffffffffffffff"}, {math.MinInt64, "d38000000000000000"},
 	}
 	for _, c := range cases {
-		got := hex.EncodeToString(mpAppendInt(nil, c.v))
+		got := hex.EncodeToString(msgp.AppendInt(nil, c.v))
 		if got != c.hex {
 			t.Errorf("%d: %s, want %s", c.v, got, c.hex)
 		}
-		r := &mpReader{b: mpAppendInt(nil, c.v)}
+		r := &mpReader{b: msgp.AppendInt(nil, c.v)}
 		if v, err := r.int(math.MinInt64, math.MaxInt64); err != nil || v != c.v {
 			t.Errorf("%d: decoded %d %v", c.v, v, err)
 		}
 	}
 	for n, want := range map[int]string{0: "a0", 31: "bf", 32: "d920", 255: "d9ff", 256: "da0100", 65536: "db00010000"} {
-		if got := hex.EncodeToString(mpAppendStr(nil, strings.Repeat("x", n))[:len(want)/2]); got != want {
+		if got := hex.EncodeToString(msgp.AppendStr(nil, strings.Repeat("x", n))[:len(want)/2]); got != want {
 			t.Errorf("str %d: %s", n, got)
 		}
 	}
 	for n, want := range map[int]string{0: "c400", 255: "c4ff", 256: "c50100", 65536: "c600010000"} {
-		if got := hex.EncodeToString(mpAppendBin(nil, make([]byte, n))[:len(want)/2]); got != want {
+		if got := hex.EncodeToString(msgp.AppendBin(nil, make([]byte, n))[:len(want)/2]); got != want {
 			t.Errorf("bin %d: %s", n, got)
 		}
 	}
@@ -115,18 +117,18 @@ func TestControlDecodeIsLenient(t *testing.T) {
 	// Keys in another order, wide integer encodings, unknown keys of every
 	// shape, str8 for short strings: all accepted.
 	var b []byte
-	b = mpAppendMapLen(b, 6)
-	b = mpAppendStr(b, "future")
+	b = msgp.AppendMapLen(b, 6)
+	b = msgp.AppendStr(b, "future")
 	b = append(b, 0x92, 0x81, 0xa1, 'x', 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xd4, 1, 2) // [{x: 0.0}, fixext1]
-	b = mpAppendStr(b, "agents")
+	b = msgp.AppendStr(b, "agents")
 	b = append(b, 0xdc, 0, 1, 0xd9, 1, 'a') // array16 [str8 "a"]
-	b = mpAppendStr(b, "runtime")
+	b = msgp.AppendStr(b, "runtime")
 	b = append(b, 0xda, 0, 1, 'r') // str16
-	b = mpAppendStr(b, "token")
-	b = mpAppendStr(b, "t")
-	b = mpAppendStr(b, "version")
+	b = msgp.AppendStr(b, "token")
+	b = msgp.AppendStr(b, "t")
+	b = msgp.AppendStr(b, "version")
 	b = append(b, 0xd3, 0, 0, 0, 0, 0, 0, 0, 1) // int64 1
-	b = mpAppendStr(b, "nil")
+	b = msgp.AppendStr(b, "nil")
 	b = append(b, 0xc0)
 	var h Hello
 	if err := h.Unmarshal(b); err != nil {

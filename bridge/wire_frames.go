@@ -1,11 +1,15 @@
 package bridge
 
-import "math"
+import (
+	"math"
+
+	"github.com/flinkgo/flinkgo/internal/msgp"
+)
 
 // Control frames with one integer, the snapshot, the empty frames and ERROR.
 
 func appendIntMap(b []byte, key string, v int64) []byte {
-	return mpAppendInt(appendKey(mpAppendMapLen(b, 1), key), v)
+	return msgp.AppendInt(appendKey(msgp.AppendMapLen(b, 1), key), v)
 }
 
 func decodeIntMap(t FrameType, p []byte, key string, lo, hi int64) (v int64, err error) {
@@ -115,18 +119,18 @@ func (m *Snapshot) AppendMsgpack(b []byte) []byte {
 	if m.Last {
 		n = 4
 	}
-	b = mpAppendMapLen(b, n)
-	b = mpAppendInt(appendKey(b, "checkpoint_id"), m.CheckpointID)
-	b = mpAppendArrayLen(appendKey(b, "sections"), len(m.Sections))
+	b = msgp.AppendMapLen(b, n)
+	b = msgp.AppendInt(appendKey(b, "checkpoint_id"), m.CheckpointID)
+	b = msgp.AppendArrayLen(appendKey(b, "sections"), len(m.Sections))
 	for _, s := range m.Sections {
-		b = mpAppendMapLen(b, 2)
-		b = mpAppendInt(appendKey(b, "key_group"), int64(s.KeyGroup))
-		b = mpAppendBin(appendKey(b, "section"), s.Section)
+		b = msgp.AppendMapLen(b, 2)
+		b = msgp.AppendInt(appendKey(b, "key_group"), int64(s.KeyGroup))
+		b = msgp.AppendBin(appendKey(b, "section"), s.Section)
 	}
 	if m.Last {
-		b = mpAppendBin(appendKey(b, "marker"), m.Marker)
+		b = msgp.AppendBin(appendKey(b, "marker"), m.Marker)
 	}
-	return mpAppendBool(appendKey(b, "last"), m.Last)
+	return msgp.AppendBool(appendKey(b, "last"), m.Last)
 }
 
 func (m *Snapshot) Unmarshal(p []byte) error {
@@ -190,7 +194,7 @@ type EndInput struct{}
 
 func (m *EndInput) FrameType() FrameType          { return FrameEndInput }
 func (m *EndInput) Marshal() []byte               { return m.AppendMsgpack(nil) }
-func (m *EndInput) AppendMsgpack(b []byte) []byte { return mpAppendMapLen(b, 0) }
+func (m *EndInput) AppendMsgpack(b []byte) []byte { return msgp.AppendMapLen(b, 0) }
 func (m *EndInput) Unmarshal(p []byte) error      { return emptyFrame(FrameEndInput, p) }
 
 // EndAck is END_ACK (Go→JVM): all input finished, all outputs sent.
@@ -198,7 +202,7 @@ type EndAck struct{}
 
 func (m *EndAck) FrameType() FrameType          { return FrameEndAck }
 func (m *EndAck) Marshal() []byte               { return m.AppendMsgpack(nil) }
-func (m *EndAck) AppendMsgpack(b []byte) []byte { return mpAppendMapLen(b, 0) }
+func (m *EndAck) AppendMsgpack(b []byte) []byte { return msgp.AppendMapLen(b, 0) }
 func (m *EndAck) Unmarshal(p []byte) error      { return emptyFrame(FrameEndAck, p) }
 
 // Close is CLOSE (JVM→Go): orderly shutdown.
@@ -206,7 +210,7 @@ type Close struct{}
 
 func (m *Close) FrameType() FrameType          { return FrameClose }
 func (m *Close) Marshal() []byte               { return m.AppendMsgpack(nil) }
-func (m *Close) AppendMsgpack(b []byte) []byte { return mpAppendMapLen(b, 0) }
+func (m *Close) AppendMsgpack(b []byte) []byte { return msgp.AppendMapLen(b, 0) }
 func (m *Close) Unmarshal(p []byte) error      { return emptyFrame(FrameClose, p) }
 
 // ErrorFrame is ERROR (both directions); the sender closes the connection
@@ -223,9 +227,9 @@ func (m *ErrorFrame) FrameType() FrameType { return FrameError }
 func (m *ErrorFrame) Marshal() []byte      { return m.AppendMsgpack(nil) }
 
 func (m *ErrorFrame) AppendMsgpack(b []byte) []byte {
-	b = mpAppendMapLen(b, 2)
-	b = mpAppendStr(appendKey(b, "code"), m.Code)
-	return mpAppendStr(appendKey(b, "message"), m.Message)
+	b = msgp.AppendMapLen(b, 2)
+	b = msgp.AppendStr(appendKey(b, "code"), m.Code)
+	return msgp.AppendStr(appendKey(b, "message"), m.Message)
 }
 
 func (m *ErrorFrame) Unmarshal(p []byte) error {

@@ -3,6 +3,8 @@ package bridge
 import (
 	"math"
 	"sort"
+
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // Metric names of METRICS (docs/protocol.md, "METRICS"). The core's are
@@ -42,9 +44,9 @@ func (m *Metrics) AppendMsgpack(b []byte) []byte {
 		names = append(names, k)
 	}
 	sort.Strings(names) // byte order of the UTF-8 names
-	b = mpAppendMapLen(b, len(names))
+	b = msgp.AppendMapLen(b, len(names))
 	for _, k := range names {
-		b = mpAppendInt(mpAppendStr(b, k), m.Values[k])
+		b = msgp.AppendInt(msgp.AppendStr(b, k), m.Values[k])
 	}
 	return b
 }

@@ -1,11 +1,11 @@
 package bridge
 
 import (
-	"encoding/binary"
 	"math"
 )
 
-// A minimal msgpack codec for control frames. Encoding is canonical, so
+// The msgpack decoder of control frames; internal/msgp encodes them.
+// Encoding is canonical, so
 // that the Go and Java encoders produce identical bytes for identical
 // frames: keys in the order docs/protocol.md lists them, each integer in its
 // smallest encoding (positive fixint, uint8/16/32/64 for non-negative
@@ -13,88 +13,6 @@ import (
 // fixstr/str8/str16/str32, binary as bin8/bin16/bin32, arrays and maps as
 // fix/16/32 forms, by length. Decoding accepts every msgpack encoding of a
 // value of the expected type.
-
-func mpAppendMapLen(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x80|byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, 0xdf), uint32(n))
-}
-
-func mpAppendArrayLen(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x90|byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
-}
-
-func mpAppendStr(b []byte, s string) []byte {
-	n := len(s)
-	switch {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
-	}
-	return append(b, s...)
-}
-
-func mpAppendBin(b []byte, v []byte) []byte {
-	n := len(v)
-	switch {
-	case n <= math.MaxUint8:
-		b = append(b, 0xc4, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, 0xc5), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xc6), uint32(n))
-	}
-	return append(b, v...)
-}
-
-func mpAppendInt(b []byte, v int64) []byte {
-	if v >= 0 {
-		switch {
-		case v <= 0x7f:
-			return append(b, byte(v))
-		case v <= math.MaxUint8:
-			return append(b, 0xcc, byte(v))
-		case v <= math.MaxUint16:
-			return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(v))
-		case v <= math.MaxUint32:
-			return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(v))
-		}
-		return binary.BigEndian.AppendUint64(append(b, 0xcf), uint64(v))
-	}
-	switch {
-	case v >= -32:
-		return append(b, byte(int8(v)))
-	case v >= math.MinInt8:
-		return append(b, 0xd0, byte(int8(v)))
-	case v >= math.MinInt16:
-		return binary.BigEndian.AppendUint16(append(b, 0xd1), uint16(int16(v)))
-	case v >= math.MinInt32:
-		return binary.BigEndian.AppendUint32(append(b, 0xd2), uint32(int32(v)))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(v))
-}
-
-func mpAppendBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, 0xc3)
-	}
-	return append(b, 0xc2)
-}
 
 // mpReader decodes msgpack from a byte slice. Errors are *ProtocolError
 // (malformed_frame) naming the frame and, once known, the key.

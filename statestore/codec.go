@@ -46,9 +46,9 @@ func AppendRecord(dst []byte, r *Record) ([]byte, error) {
 		return dst, err
 	}
 	if dst == nil {
-		return slices.Clone(w.buf.b), nil
+		return slices.Clone(w.b), nil
 	}
-	return append(dst, w.buf.b...), nil
+	return append(dst, w.b...), nil
 }
 
 // encodedLen is len(EncodeRecord(r)) without keeping the bytes.
@@ -56,10 +56,10 @@ func encodedLen(r *Record) (int, error) {
 	w := getWriter(false)
 	defer putWriter(w)
 	err := w.encodeRecord(r)
-	return len(w.buf.b), err
+	return len(w.b), err
 }
 
-// encodeRecord writes r into w.buf, or returns a *RecordError.
+// encodeRecord writes r into w.b, or returns a *RecordError.
 func (w *valueWriter) encodeRecord(r *Record) error {
 	if err := r.Key.validate(); err != nil {
 		return &RecordError{Kind: ErrRecordInvalid, Detail: "key", Err: err}
@@ -87,23 +87,23 @@ func (w *valueWriter) writeRecord(r *Record) error {
 	if r.Status != StatusRunning && r.Status != StatusCompleted {
 		return invalid("status", "%d is not StatusRunning (1) or StatusCompleted (2)", r.Status)
 	}
-	w.enc.EncodeArrayLen(recordFields)
+	w.writeArrayLen(recordFields)
 	w.writeUint(RecordVersion)
 	w.writeUint(uint64(r.Status))
 
-	w.enc.EncodeArrayLen(len(r.Updates))
+	w.writeArrayLen(len(r.Updates))
 	for i := range r.Updates {
 		if err := w.writeUpdate(&r.Updates[i]); err != nil {
 			return fieldErr{fmt.Sprintf("updates[%d]", i), err}
 		}
 	}
-	w.enc.EncodeArrayLen(len(r.Events))
+	w.writeArrayLen(len(r.Events))
 	for i := range r.Events {
 		if err := w.writeEvent(&r.Events[i]); err != nil {
 			return fieldErr{fmt.Sprintf("events[%d]", i), err}
 		}
 	}
-	w.enc.EncodeArrayLen(len(r.Calls))
+	w.writeArrayLen(len(r.Calls))
 	for i := range r.Calls {
 		if err := w.writeCall(&r.Calls[i]); err != nil {
 			return fieldErr{fmt.Sprintf("calls[%d]", i), err}
@@ -146,7 +146,7 @@ func (w *valueWriter) writeUpdate(u *MemUpdate) error {
 	if err := checkUpdate(u.Scope, flags, u.Value != nil); err != nil {
 		return err
 	}
-	w.enc.EncodeArrayLen(updateFields)
+	w.writeArrayLen(updateFields)
 	w.writeUint(uint64(u.Scope))
 	w.writeString(u.Path)
 	w.writeUint(flags)
@@ -154,14 +154,14 @@ func (w *valueWriter) writeUpdate(u *MemUpdate) error {
 }
 
 func (w *valueWriter) writeEvent(e *snapshot.Event) error {
-	w.enc.EncodeArrayLen(eventFields)
+	w.writeArrayLen(eventFields)
 	w.writeBin(e.ID[:])
 	w.writeString(e.Type)
 	if err := w.writeMap(e.Attrs, 0); err != nil {
 		return prefixPath(err, "attrs")
 	}
 	if e.UpstreamID.IsZero() {
-		w.enc.EncodeNil()
+		w.writeNil()
 	} else {
 		w.writeBin(e.UpstreamID[:])
 	}
@@ -219,14 +219,14 @@ func (w *valueWriter) writeCall(c *CallRecord) error {
 	if err := checkCallOut(c); err != nil {
 		return err
 	}
-	w.enc.EncodeArrayLen(callFields)
+	w.writeArrayLen(callFields)
 	w.writeString(c.CallID)
 	w.writeBin(c.ArgsDigest[:])
 	w.writeUint(uint64(c.Status))
 	if c.Status == CallSucceeded {
-		w.buf.b = append(w.buf.b, c.Result...)
+		w.b = append(w.b, c.Result...)
 	} else {
-		w.enc.EncodeNil()
+		w.writeNil()
 	}
 	w.writeString(c.Error)
 	w.writeUint(uint64(c.ErrorKind))

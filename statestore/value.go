@@ -8,74 +8,61 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // valueMaxDepth bounds the nesting of lists and maps, on encode (which also
 // catches cycles) and on decode (which bounds recursion on hostile bytes).
 const valueMaxDepth = 100
 
-// appendBuf is the msgpack.Encoder's writer: it appends to a slice and never
-// fails, so the Encoder calls below ignore their (always nil) errors.
-type appendBuf struct{ b []byte }
-
-func (a *appendBuf) Write(p []byte) (int, error) { a.b = append(a.b, p...); return len(p), nil }
-func (a *appendBuf) WriteByte(c byte) error      { a.b = append(a.b, c); return nil }
-
-// valueWriter writes the value domain, and records, as canonical msgpack:
-// smallest integer encodings, float64 always as 9-byte float 64, strings as
-// str, []byte as bin (also when empty or nil), maps with keys in increasing
-// byte order.
+// valueWriter writes the value domain, and records, as canonical msgpack
+// (internal/msgp): smallest integer encodings, float64 always as 9-byte
+// float 64, strings as str, []byte as bin (also when empty or nil), maps with
+// keys in increasing byte order.
 type valueWriter struct {
-	enc       *msgpack.Encoder
-	buf       appendBuf
+	b         []byte
 	keys      []string // scratch for sorting map keys, used as a stack
 	normalize bool     // widen int, int32, float32, ... instead of failing
 }
 
-var writerPool = sync.Pool{New: func() any {
-	w := &valueWriter{}
-	w.enc = msgpack.NewEncoder(&w.buf)
-	return w
-}}
+var writerPool = sync.Pool{New: func() any { return &valueWriter{} }}
 
 func getWriter(normalize bool) *valueWriter {
 	w := writerPool.Get().(*valueWriter)
-	w.buf.b = w.buf.b[:0]
+	w.b = w.b[:0]
 	w.normalize = normalize
 	return w
 }
 
 // putWriter returns w to the pool, keeping its buffer unless it grew large.
-// The caller must not keep w.buf.b.
+// The caller must not keep w.b.
 func putWriter(w *valueWriter) {
-	if cap(w.buf.b) > 64<<10 {
-		w.buf.b = nil
+	if cap(w.b) > 64<<10 {
+		w.b = nil
 	}
 	clear(w.keys[:cap(w.keys)])
 	w.keys = w.keys[:0]
 	writerPool.Put(w)
 }
 
-func (w *valueWriter) writeUint(n uint64)   { w.enc.EncodeUint(n) }
-func (w *valueWriter) writeString(s string) { w.enc.EncodeString(s) }
-func (w *valueWriter) writeBin(b []byte) {
-	w.enc.EncodeBytesLen(len(b))
-	w.buf.b = append(w.buf.b, b...)
-}
+func (w *valueWriter) writeUint(n uint64)   { w.b = msgp.AppendUint(w.b, n) }
+func (w *valueWriter) writeString(s string) { w.b = msgp.AppendStr(w.b, s) }
+func (w *valueWriter) writeArrayLen(n int)  { w.b = msgp.AppendArrayLen(w.b, n) }
+func (w *valueWriter) writeNil()            { w.b = msgp.AppendNil(w.b) }
+func (w *valueWriter) writeBin(b []byte)    { w.b = msgp.AppendBin(w.b, b) }
 
 // writeValue writes v, which must be in the value domain (or normalisable to
 // it when w.normalize is set).
 func (w *valueWriter) writeValue(v any, depth int) error {
 	switch v := v.(type) {
 	case nil:
-		w.enc.EncodeNil()
+		w.writeNil()
 	case bool:
-		w.enc.EncodeBool(v)
+		w.b = msgp.AppendBool(w.b, v)
 	case int64:
-		w.enc.EncodeInt(v)
+		w.b = msgp.AppendInt(w.b, v)
 	case float64:
-		w.enc.EncodeFloat64(v)
+		w.b = msgp.AppendFloat64(w.b, v)
 	case string:
 		if uint64(len(v)) > math.MaxUint32 {
 			return &ValueError{GoType: "string", Reason: "string longer than 4 GiB"}
@@ -90,7 +77,7 @@ func (w *valueWriter) writeValue(v any, depth int) error {
 		if depth >= valueMaxDepth {
 			return &ValueError{GoType: "[]any", Reason: "nested more than " + strconv.Itoa(valueMaxDepth) + " levels deep (or a cycle)"}
 		}
-		w.enc.EncodeArrayLen(len(v))
+		w.writeArrayLen(len(v))
 		for i, e := range v {
 			if err := w.writeValue(e, depth+1); err != nil {
 				return prefixPath(err, "["+strconv.Itoa(i)+"]")
@@ -113,7 +100,7 @@ func (w *valueWriter) writeValue(v any, depth int) error {
 }
 
 func (w *valueWriter) writeMap(m map[string]any, depth int) error {
-	w.enc.EncodeMapLen(len(m))
+	w.b = msgp.AppendMapLen(w.b, len(m))
 	start := len(w.keys)
 	for k := range m {
 		w.keys = append(w.keys, k)
@@ -185,7 +172,7 @@ func CheckValue(v any) error {
 func EncodeValue(v any) ([]byte, error) {
 	w := getWriter(true)
 	err := w.writeValue(v, 0)
-	b := slices.Clone(w.buf.b)
+	b := slices.Clone(w.b)
 	putWriter(w)
 	if err != nil {
 		return nil, err
@@ -220,7 +207,7 @@ func ArgsDigest(args any) ([32]byte, error) {
 	err := w.writeValue(args, 0)
 	var d [32]byte
 	if err == nil {
-		d = sha256.Sum256(w.buf.b)
+		d = sha256.Sum256(w.b)
 	}
 	putWriter(w)
 	return d, err

@@ -159,13 +159,16 @@ func benchScoring(b *testing.B, opts map[string]string) {
 	}
 	b.ResetTimer()
 	start := time.Now()
+	var creditWait time.Duration // time the sender had no credit: Go was the bottleneck
 	for i := 0; i < b.N; i++ {
 		for credit += granted.Swap(0); credit < batchRows; credit += granted.Swap(0) {
+			w := time.Now()
 			select {
 			case <-wake:
 			case err := <-done:
 				b.Fatalf("connection ended: %v", err)
 			}
+			creditWait += time.Since(w)
 		}
 		completeSnaps()
 		j.writeRaw(frames[i%len(frames)])
@@ -187,6 +190,7 @@ func benchScoring(b *testing.B, opts map[string]string) {
 	}
 	b.ReportMetric(inputs/elapsed.Seconds(), "inputs/s")
 	b.ReportMetric(2*inputs/elapsed.Seconds(), "actions/s")
+	b.ReportMetric(100*creditWait.Seconds()/elapsed.Seconds(), "%credit-wait")
 	b.ReportMetric(float64(rssKiB("VmHWM"))/1024, "peak-rss-MiB")
 	j.send(&Close{})
 	if err := j.wait(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,6 +159,7 @@ func benchScoring(b *testing.B, opts map[string]string) {
 		}
 	}
 	b.ResetTimer()
+	cpu0 := processCPU(b)
 	start := time.Now()
 	var creditWait time.Duration // time the sender had no credit: Go was the bottleneck
 	for i := 0; i < b.N; i++ {
@@ -183,6 +185,7 @@ func benchScoring(b *testing.B, opts map[string]string) {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)
+	cpu := processCPU(b) - cpu0
 	b.StopTimer()
 	inputs := float64(b.N) * batchRows
 	if outRows != int64(inputs) {
@@ -191,6 +194,12 @@ func benchScoring(b *testing.B, opts map[string]string) {
 	b.ReportMetric(inputs/elapsed.Seconds(), "inputs/s")
 	b.ReportMetric(2*inputs/elapsed.Seconds(), "actions/s")
 	b.ReportMetric(100*creditWait.Seconds()/elapsed.Seconds(), "%credit-wait")
+	// CPU of this process (Go server, store, client and the benchmark's
+	// own sender and reader) per input and in cores: less noisy than
+	// the rates on a shared machine, and it shows whether the process was
+	// short of CPU.
+	b.ReportMetric(float64(cpu.Microseconds())/inputs, "cpu-µs/input")
+	b.ReportMetric(cpu.Seconds()/elapsed.Seconds(), "cores")
 	b.ReportMetric(float64(rssKiB("VmHWM"))/1024, "peak-rss-MiB")
 	j.send(&Close{})
 	if err := j.wait(); err != nil {
@@ -256,4 +265,13 @@ func countRows(payload []byte) int64 {
 		n += rd.RecordBatch().NumRows()
 	}
 	return n
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

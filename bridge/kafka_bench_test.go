@@ -215,6 +215,20 @@ func benchScoring(b *testing.B, opts map[string]string) {
 // otherwise stay on the broker, and its work per request grows with the
 // partitions it hosts (a run's figures fell by a third after twenty runs).
 func deleteTopic(b *testing.B, addr, topic string) {
+	withAdmin(b, addr, func(ctx context.Context, adm *kadm.Client) {
+		resp, err := adm.DeleteTopic(ctx, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			b.Fatalf("deleting the benchmark topic %s: %v", topic, err)
+		}
+	})
+}
+
+// withAdmin runs f with an admin client of the broker at addr and a 30 s
+// deadline.
+func withAdmin(b *testing.B, addr string, f func(ctx context.Context, adm *kadm.Client)) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		b.Fatal(err)
@@ -222,34 +236,23 @@ func deleteTopic(b *testing.B, addr, topic string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).DeleteTopic(ctx, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		b.Fatalf("deleting the benchmark topic %s: %v", topic, err)
-	}
+	f(ctx, kadm.NewClient(cl))
 }
 
 // topicRecords is the number of records written to topic (the sum of its
 // partitions' end offsets).
 func topicRecords(b *testing.B, addr, topic string) int64 {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
 	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	withAdmin(b, addr, func(ctx context.Context, adm *kadm.Client) {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	})
 	return n
 }
 

@@ -80,18 +80,41 @@ func (b *belowMarks) due(inputs iter.Seq[inputID], checkpointID int64) []inputID
 // reset forgets every mark (a simulated crash).
 func (b *belowMarks) reset() { b.held, b.marks = nil, nil }
 
+// doneByCut holds the inputs marked done (InputTracker) by the lastCut they
+// were marked with, until a checkpoint above it completes.
+type doneByCut[T any] map[int64][]T
+
+func (d doneByCut[T]) add(lastCut int64, in T) { d[lastCut] = append(d[lastCut], in) }
+
+// detach removes and returns the inputs marked with lastCut < checkpointID.
+func (d doneByCut[T]) detach(checkpointID int64) []T {
+	var out []T
+	for cut, ins := range d {
+		if cut >= checkpointID {
+			continue
+		}
+		if out == nil {
+			out = ins
+		} else {
+			out = append(out, ins...)
+		}
+		delete(d, cut)
+	}
+	return out
+}
+
 // inputIndex is the pruning bookkeeping the Memory and Kafka stores share:
 // their records indexed by input, the inputs marked done (InputTracker) and
 // the MarkDoneBelow marks (RestoredInputTracker). REQUIRES: the store's
 // mutex held for every method.
 type inputIndex struct {
 	byInput map[inputID][]RecordKey // keys of the records of each input
-	done    map[int64][]inputID     // finished inputs by lastCut, not yet pruned
+	done    doneByCut[inputID]      // finished inputs by lastCut, not yet pruned
 	below   belowMarks              // MarkDoneBelow marks, not yet pruned
 }
 
 func newInputIndex() inputIndex {
-	return inputIndex{byInput: make(map[inputID][]RecordKey), done: make(map[int64][]inputID)}
+	return inputIndex{byInput: make(map[inputID][]RecordKey), done: make(doneByCut[inputID])}
 }
 
 // add indexes the key of a record the store did not hold before.
@@ -104,7 +127,7 @@ func (x *inputIndex) add(k RecordKey) {
 func (x *inputIndex) markDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	in := inputID{kg, keyHash, seq}
 	if _, ok := x.byInput[in]; ok {
-		x.done[lastCut] = append(x.done[lastCut], in)
+		x.done.add(lastCut, in)
 	}
 }
 
@@ -124,19 +147,7 @@ func (x *inputIndex) prune(checkpointID int64, drop func(RecordKey)) {
 // due detaches and returns the inputs marked done with lastCut <
 // checkpointID; take then drops each one's records.
 func (x *inputIndex) due(checkpointID int64) []inputID {
-	var out []inputID
-	for cut, ins := range x.done {
-		if cut >= checkpointID {
-			continue
-		}
-		if out == nil {
-			out = ins
-		} else {
-			out = append(out, ins...)
-		}
-		delete(x.done, cut)
-	}
-	return append(out, x.below.due(maps.Keys(x.byInput), checkpointID)...)
+	return append(x.done.detach(checkpointID), x.below.due(maps.Keys(x.byInput), checkpointID)...)
 }
 
 // take calls drop for every record key of input in and forgets the input.

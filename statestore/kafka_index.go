@@ -12,9 +12,9 @@ import (
 // the input once, and pruning walks the inputs it was handed without
 // looking anything up. REQUIRES: the store's mutex held for every method.
 type kIndex struct {
-	ins   map[uint64]*kInput  // by inputHash; inputs of one hash chained through next
-	n     int                 // records held: the entries of every input
-	done  map[int64][]*kInput // inputs marked done, by lastCut, not yet pruned
+	ins   map[uint64]*kInput // by inputHash; inputs of one hash chained through next
+	n     int                // records held: the entries of every input
+	done  doneByCut[*kInput] // inputs marked done, by lastCut, not yet pruned
 	below belowMarks
 }
 
@@ -72,7 +72,7 @@ func (x *kIndex) unlink(in *kInput) {
 }
 
 func newKIndex() kIndex {
-	return kIndex{ins: make(map[uint64]*kInput), done: make(map[int64][]*kInput)}
+	return kIndex{ins: make(map[uint64]*kInput), done: make(doneByCut[*kInput])}
 }
 
 // find returns the input of key and the position of key's newest version
@@ -136,7 +136,7 @@ func (x *kIndex) remove(key RecordKey) *kEntry {
 func (x *kIndex) markDone(id inputID, lastCut int64) {
 	if in := x.lookup(id); in != nil && !in.marked {
 		in.marked = true
-		x.done[lastCut] = append(x.done[lastCut], in)
+		x.done.add(lastCut, in)
 	}
 }
 
@@ -161,18 +161,7 @@ func (x *kIndex) ids() iter.Seq[inputID] {
 // checkpointID (and those MarkDoneBelow marks cover); take then drops each
 // one's records.
 func (x *kIndex) due(checkpointID int64) []*kInput {
-	var out []*kInput
-	for cut, ins := range x.done {
-		if cut >= checkpointID {
-			continue
-		}
-		if out == nil {
-			out = ins
-		} else {
-			out = append(out, ins...)
-		}
-		delete(x.done, cut)
-	}
+	out := x.done.detach(checkpointID)
 	for _, id := range x.below.due(x.ids(), checkpointID) {
 		if in := x.lookup(id); in != nil && !in.marked {
 			in.marked = true

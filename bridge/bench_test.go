@@ -80,6 +80,7 @@ func benchPass(b *testing.B, threads int) {
 	if threads > 0 {
 		opts["num-async-threads"] = fmt.Sprint(threads)
 	}
+	benchOpts(b, opts)
 	rd := j.handshake(j.defaultOpen("pass", opts), nil, nil)
 
 	// Four distinct batches (different keys), reused round robin.
@@ -200,4 +201,16 @@ func BenchmarkCoreOnlyPass(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1024), "ns/row")
+}
+
+// benchOpts adds the agent options of BENCH_OPTS (name=value,name=value) to
+// opts, for trying settings without editing a benchmark.
+func benchOpts(b *testing.B, opts map[string]string) {
+	for _, kv := range strings.FieldsFunc(os.Getenv("BENCH_OPTS"), func(r rune) bool { return r == ',' }) {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			b.Fatalf("BENCH_OPTS: %q is not name=value", kv)
+		}
+		opts[name] = v
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,13 +61,7 @@ func BenchmarkServeKafka(b *testing.B) {
 			if t := os.Getenv("BENCH_THREADS"); t != "" {
 				opts["num-async-threads"] = t
 			}
-			for _, kv := range strings.FieldsFunc(os.Getenv("BENCH_OPTS"), func(r rune) bool { return r == ',' }) {
-				name, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					b.Fatalf("BENCH_OPTS: %q is not name=value", kv)
-				}
-				opts[name] = v
-			}
+			benchOpts(b, opts)
 			benchScoring(b, opts)
 		})
 	}

@@ -521,6 +521,15 @@ func (k *Kafka) Keys() []RecordKey {
 	return keys
 }
 
+// queueOf returns the queue of partition p, or nil if the subtask does not
+// write to p (or p is beyond the partitions the topic had at setup).
+func (k *Kafka) queueOf(p int32) *offsetQueue {
+	if p < 0 || int(p) >= len(k.queues) {
+		return nil
+	}
+	return k.queues[p]
+}
+
 // offsetQueue holds the acknowledged versions of one partition in offset
 // order; versions no longer needed are removed lazily.
 type offsetQueue struct {

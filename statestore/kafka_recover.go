@@ -268,7 +268,7 @@ func (k *Kafka) replayRecord(r *kgo.Record) error {
 	if old := k.idx.set(e); old != nil {
 		old.next, old.rec, old.plain = e, nil, nil
 	}
-	if q := k.queues[r.Partition]; q != nil { // nil: a partition this subtask does not write
+	if q := k.queueOf(r.Partition); q != nil { // nil: a partition this subtask does not write
 		q.push(e)
 	}
 	k.stats.RecordsReplayed++

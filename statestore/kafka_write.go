@@ -237,7 +237,7 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	if e.prev != nil { // superseded in the log now: the older version is not needed
 		e.prev.rec, e.prev.plain, e.prev = nil, nil, nil
 	}
-	if q := k.queues[e.part]; q != nil { // nil: not one of writeParts (not expected)
+	if q := k.queueOf(e.part); q != nil { // nil: not one of writeParts (not expected)
 		q.push(e)
 	}
 	if kr.Offset+1 > k.end[e.part] {

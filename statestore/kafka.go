@@ -293,12 +293,13 @@ func (k *Kafka) pendingLocked() (first int32, list string) {
 	first = -1
 	waiting := []string{}
 	for p, n := range k.pending {
-		if p := int32(p); n > 0 {
-			if first < 0 {
-				first = p
-			}
-			waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
+		if n == 0 {
+			continue
 		}
+		if first < 0 {
+			first = int32(p)
+		}
+		waiting = append(waiting, fmt.Sprintf("partition %d: %d", p, n))
 	}
 	return first, strings.Join(waiting, ", ")
 }

@@ -16,7 +16,7 @@ const module = "github.com/flinkgo/flinkgo/"
 // (docs/architecture.md). Packages not listed may import anything.
 var allowed = map[string][]string{
 	"internal/msgp": {},
-	"snapshot":      {},
+	"snapshot":      {"internal"},
 	"arrowio":       {},
 	"statestore":    {"snapshot", "internal"},
 	"operator":      {"statestore", "snapshot"},

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // maxDepth bounds the nesting of lists and maps inside a value. The encoder
@@ -19,57 +19,39 @@ const maxDepth = 100
 // maxPooledBuf: encode buffers that grew beyond this are dropped, not pooled.
 const maxPooledBuf = 64 << 20
 
-// sliceWriter is the msgpack Encoder's output: it implements WriteByte, so
-// msgpack writes to it directly (no wrapper, no buffering), and it cannot fail.
-type sliceWriter struct{ b []byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-func (w *sliceWriter) WriteByte(c byte) error      { w.b = append(w.b, c); return nil }
-
-// encState is the reusable state of one encode call.
-//
-// INVARIANT: the msgpack Encoder writes straight into w, so raw bytes may be
-// appended to w.b between Encoder calls. Writes cannot fail, so the Encoder's
-// errors are ignored.
+// encState is the reusable state of one encode call: the output buffer,
+// which the encoder appends canonical msgpack to (internal/msgp).
 type encState struct {
-	w    sliceWriter
-	enc  *msgpack.Encoder
+	b    []byte
 	keys [][]string // scratch for sorting map keys, one per nesting depth
 }
 
-var encPool = sync.Pool{New: func() any {
-	st := new(encState)
-	st.enc = msgpack.NewEncoder(&st.w)
-	return st
-}}
+var encPool = sync.Pool{New: func() any { return new(encState) }}
 
 func getEncState() *encState {
 	st := encPool.Get().(*encState)
-	st.w.b = st.w.b[:0]
+	st.b = st.b[:0]
 	return st
 }
 
 func putEncState(st *encState) {
-	if cap(st.w.b) > maxPooledBuf {
+	if cap(st.b) > maxPooledBuf {
 		return
 	}
 	encPool.Put(st)
 }
 
-func (st *encState) arr(n int)       { _ = st.enc.EncodeArrayLen(n) }
-func (st *encState) str(s string)    { _ = st.enc.EncodeString(s) }
-func (st *encState) uint(n uint64)   { _ = st.enc.EncodeUint(n) }
-func (st *encState) int(n int64)     { _ = st.enc.EncodeInt(n) }
-func (st *encState) bool(b bool)     { _ = st.enc.EncodeBool(b) }
-func (st *encState) null()           { _ = st.enc.EncodeNil() }
+func (st *encState) arr(n int)       { st.b = msgp.AppendArrayLen(st.b, n) }
+func (st *encState) str(s string)    { st.b = msgp.AppendStr(st.b, s) }
+func (st *encState) uint(n uint64)   { st.b = msgp.AppendUint(st.b, n) }
+func (st *encState) int(n int64)     { st.b = msgp.AppendInt(st.b, n) }
+func (st *encState) bool(b bool)     { st.b = msgp.AppendBool(st.b, b) }
+func (st *encState) null()           { st.b = msgp.AppendNil(st.b) }
 func (st *encState) uuid(u UUID)     { st.bin(u[:]) }
-func (st *encState) float(f float64) { _ = st.enc.EncodeFloat64(f) }
+func (st *encState) float(f float64) { st.b = msgp.AppendFloat64(st.b, f) }
 
-// bin writes b as msgpack bin, also when b is nil (EncodeBytes would write nil).
-func (st *encState) bin(b []byte) {
-	_ = st.enc.EncodeBytesLen(len(b))
-	st.w.b = append(st.w.b, b...)
-}
+// bin writes b as msgpack bin, also when b is nil.
+func (st *encState) bin(b []byte) { st.b = msgp.AppendBin(st.b, b) }
 
 // encErr is an encode failure on its way up; each level adds where it was.
 type encErr struct {
@@ -102,7 +84,7 @@ func keyLabel(i int, key []byte) string {
 	return fmt.Sprintf("key #%d (0x%x)", i, key)
 }
 
-// encodeBody writes the msgpack body of s into st.w and returns it. The
+// encodeBody writes the msgpack body of s into st.b and returns it. The
 // returned slice is valid until st is reused.
 func (st *encState) encodeBody(s *Section) ([]byte, error) {
 	st.arr(len(s.Keys))
@@ -121,7 +103,7 @@ func (st *encState) encodeBody(s *Section) ([]byte, error) {
 			return nil, newErr(s.KeyGroup, ErrInvalid, "%s, %s", keyLabel(i, k.Key), e.detail())
 		}
 	}
-	return st.w.b, nil
+	return st.b, nil
 }
 
 // keyState: [key bin, next seq, short-term memory, in-flight | nil, queued].
@@ -264,7 +246,7 @@ func (st *encState) value(v any, depth int, withTime bool) *encErr {
 		if !withTime {
 			return &encErr{msg: "Go type time.Time is allowed only in input row fields; store it as an int64 (ms) or a string"}
 		}
-		_ = st.enc.EncodeTime(x)
+		st.b = msgp.AppendTime(st.b, x)
 	default:
 		return &encErr{msg: fmt.Sprintf("unsupported Go type %T (the value domain is nil, bool, int64, float64, string, []byte, []any, map[string]any); normalise it first", v)}
 	}
@@ -285,7 +267,7 @@ func (st *encState) mapValue(m map[string]any, depth int, withTime bool) *encErr
 	}
 	slices.Sort(ks)
 	st.keys[depth] = ks
-	_ = st.enc.EncodeMapLen(len(ks))
+	st.b = msgp.AppendMapLen(st.b, len(ks))
 	for _, k := range ks {
 		st.str(k)
 		if e := st.value(m[k], depth+1, withTime); e != nil {

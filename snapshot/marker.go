@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"math"
 	"slices"
+
+	"github.com/flinkgo/flinkgo/internal/msgp"
 )
 
 // Marker layout (all integers big-endian); see docs/snapshot-format.md.
@@ -44,18 +46,18 @@ func EncodeMarker(m *Marker) ([]byte, error) {
 
 	st := getEncState()
 	defer putEncState(st)
-	st.w.b = append(st.w.b, make([]byte, markerHeaderLen)...)
+	st.b = append(st.b, make([]byte, markerHeaderLen)...)
 	st.arr(5)
 	st.str(m.Backend)
 	st.str(m.Topic)
 	st.uuid(m.TopicID)
 	st.int(m.CheckpointID)
-	_ = st.enc.EncodeMapLen(len(parts))
+	st.b = msgp.AppendMapLen(st.b, len(parts))
 	for _, p := range parts {
 		st.int(int64(p))
 		st.int(m.Offsets[p])
 	}
-	out := slices.Clone(st.w.b)
+	out := slices.Clone(st.b)
 	copy(out, markerMagic)
 	binary.BigEndian.PutUint16(out[4:], MarkerVersion)
 	binary.BigEndian.PutUint16(out[6:], 0)

@@ -1,17 +1,19 @@
 // Package msgp appends canonical msgpack: the one encoding the project's
-// codecs (control frames, action-state records, values) write, so that equal
+// codecs (control frames, action-state records, values, snapshots) write, so that equal
 // data gives identical bytes in every language. Each integer takes its
 // smallest encoding (positive fixint, uint8/16/32/64 for non-negative values;
 // negative fixint, int8/16/32/64 for negative ones), strings
 // fixstr/str8/str16/str32, binary bin8/bin16/bin32 (also when empty), arrays
-// and maps their fix/16/32 forms by length, floats always float 64. These are
-// the encodings github.com/vmihailenco/msgpack/v5's Encoder chooses with its
-// default settings (the tests compare the two).
+// and maps their fix/16/32 forms by length, floats always float 64, times
+// the timestamp extension in its smallest form. These are the encodings
+// github.com/vmihailenco/msgpack/v5's Encoder chooses with its default
+// settings (the tests compare the two).
 package msgp
 
 import (
 	"encoding/binary"
 	"math"
+	"time"
 )
 
 // Each Append function appends one msgpack value (or header) to b and
@@ -120,3 +122,20 @@ func AppendFloat64(b []byte, v float64) []byte {
 
 // AppendNil appends nil.
 func AppendNil(b []byte) []byte { return append(b, 0xc0) }
+
+// AppendTime appends t as the msgpack timestamp extension (type -1) in its
+// smallest form: 32-bit seconds when they fit and there are no nanoseconds,
+// 64-bit (30-bit nanoseconds, 34-bit seconds), or 96-bit (32-bit
+// nanoseconds, 64-bit signed seconds).
+func AppendTime(b []byte, t time.Time) []byte {
+	secs := uint64(t.Unix())
+	if secs>>34 == 0 {
+		data := uint64(t.Nanosecond())<<34 | secs
+		if data&0xffffffff00000000 == 0 {
+			return binary.BigEndian.AppendUint32(append(b, 0xd6, 0xff), uint32(data))
+		}
+		return binary.BigEndian.AppendUint64(append(b, 0xd7, 0xff), data)
+	}
+	b = binary.BigEndian.AppendUint32(append(b, 0xc7, 12, 0xff), uint32(t.Nanosecond()))
+	return binary.BigEndian.AppendUint64(b, secs)
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -67,6 +68,17 @@ func TestScalarsMatchMsgpack(t *testing.T) {
 		same(t, "bool", AppendBool(nil, b), ref(t, func(e *msgpack.Encoder) error { return e.EncodeBool(b) }))
 	}
 	same(t, "nil", AppendNil(nil), ref(t, func(e *msgpack.Encoder) error { return e.EncodeNil() }))
+}
+
+func TestTimesMatchMsgpack(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Unix(0, 0), time.Unix(1<<32-1, 0), time.Unix(1<<32, 0), // 32-bit, then 64-bit
+		time.Unix(1700000000, 123456789), time.Unix(1<<34-1, 999999999), // 64-bit
+		time.Unix(1<<34, 0), time.Unix(-1, 0), time.Date(1900, 1, 2, 3, 4, 5, 6, time.UTC), // 96-bit
+		time.Date(2026, 11, 30, 5, 0, 0, 1, time.FixedZone("X", 3600)),
+	} {
+		same(t, "time "+tm.String(), AppendTime(nil, tm), ref(t, func(e *msgpack.Encoder) error { return e.EncodeTime(tm) }))
+	}
 }
 
 func TestAppendKeepsWhatIsThere(t *testing.T) {

@@ -1,12 +1,15 @@
 package io.flinkgo.shim.arrow;
 
 import java.lang.reflect.Array;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -44,7 +47,7 @@ abstract class ValueReader {
             case BIGINT: return nullable(v, i -> ((BigIntVector) v).get(i));
             case FLOAT: return nullable(v, i -> ((Float4Vector) v).get(i));
             case DOUBLE: return nullable(v, i -> ((Float8Vector) v).get(i));
-            case STRING: return nullable(v, i -> new String(((VarCharVector) v).get(i), java.nio.charset.StandardCharsets.UTF_8));
+            case STRING: return new StringReader((VarCharVector) v);
             case BYTES: return nullable(v, i -> ((VarBinaryVector) v).get(i));
             case DECIMAL: return nullable(v, i -> ((DecimalVector) v).getObject(i));
             case DATE: return nullable(v, i -> LocalDate.ofEpochDay(((DateDayVector) v).get(i)));
@@ -74,6 +77,34 @@ abstract class ValueReader {
                 return v.isNull(index) ? null : f.get(index);
             }
         };
+    }
+
+    /**
+     * Decodes a string straight from the vector's data buffer through a scratch array that
+     * grows as needed: {@code VarCharVector.get} would copy the bytes into a new array first.
+     */
+    private static final class StringReader extends ValueReader {
+        private final VarCharVector vector;
+        private byte[] scratch = new byte[256];
+
+        StringReader(VarCharVector vector) {
+            this.vector = vector;
+        }
+
+        @Override
+        Object read(int index) {
+            if (vector.isNull(index)) {
+                return null;
+            }
+            ArrowBuf offsets = vector.getOffsetBuffer();
+            int start = offsets.getInt((long) index * BaseVariableWidthVector.OFFSET_WIDTH);
+            int len = offsets.getInt((long) (index + 1) * BaseVariableWidthVector.OFFSET_WIDTH) - start;
+            if (len > scratch.length) {
+                scratch = new byte[Math.max(len, 2 * scratch.length)];
+            }
+            vector.getDataBuffer().getBytes(start, scratch, 0, len);
+            return new String(scratch, 0, len, StandardCharsets.UTF_8);
+        }
     }
 
     private static final class ArrayReader extends ValueReader {

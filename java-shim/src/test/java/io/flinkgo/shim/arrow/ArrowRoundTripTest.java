@@ -214,6 +214,30 @@ class ArrowRoundTripTest {
     }
 
     @Test
+    void outputStringsOfEveryLengthDecode() throws Exception {
+        // Empty, ASCII, multi-byte UTF-8 and a supplementary character, longer than the
+        // string reader's first scratch array and shorter again after it grew.
+        ColumnType rowType = SqlTypeParser.parse("ROW<s STRING, tags ARRAY<STRING>>");
+        String big = "é".repeat(200) + "x".repeat(70_000) + "\uD83D\uDE00";
+        List<String> values = java.util.Arrays.asList("", "a", big, null, "日本語", "x".repeat(300), "z");
+        List<Row> rows = new ArrayList<>();
+        List<Long> ts = new ArrayList<>();
+        for (String v : values) {
+            rows.add(Row.of(v, new String[] {v, "t"}));
+            ts.add(null);
+        }
+        byte[] ipc = outputStream(root, rowType, ts, rows);
+        List<Row> got = new ArrayList<>();
+        try (OutputReader r = new OutputReader(root, 1 << 20, rowType)) {
+            assertEquals(values.size(), r.read(ipc, (t, row) -> got.add(row)));
+        }
+        for (int i = 0; i < values.size(); i++) {
+            assertEquals(values.get(i), got.get(i).getField("s"), "row " + i);
+            assertArrayEquals(new String[] {values.get(i), "t"}, (String[]) got.get(i).getField("tags"), "row " + i);
+        }
+    }
+
+    @Test
     void outputWithAnotherSchemaIsBadSchema() throws Exception {
         ColumnType declared = SqlTypeParser.parse("ROW<customer STRING, score DOUBLE>");
         ColumnType sent = SqlTypeParser.parse("ROW<customer STRING, score FLOAT>");

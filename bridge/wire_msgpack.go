@@ -209,15 +209,6 @@ func (r *mpReader) boolean() (bool, error) {
 	return false, r.wrongType("bool")
 }
 
-// isNil consumes a nil if one comes next.
-func (r *mpReader) isNil() bool {
-	if r.p < len(r.b) && r.b[r.p] == 0xc0 {
-		r.p++
-		return true
-	}
-	return false
-}
-
 const maxSkipDepth = 64
 
 // skip skips one value of any type (the value of an unknown key).

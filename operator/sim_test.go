@@ -116,7 +116,6 @@ type simCluster struct {
 	snaps  map[int64][][]byte // checkpoint -> encoded sections (complete when all cores cut)
 	cutOut map[int64]map[string][]simOut
 	cutPos map[int64]int
-	fedPos int
 	fed    []map[int64]bool // per core: inputs fed whose output is pending
 	err    error
 	store  statestore.ActionStore

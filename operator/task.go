@@ -48,7 +48,6 @@ type Result struct {
 	err      error
 	storeErr error
 	replayed int
-	pooled   bool // buffers belong to the Task and are reused
 }
 
 // Run executes the action body and returns its outcome. A panic in the body

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,7 +66,7 @@ func cmdInspectRecord(args []string, out io.Writer) error {
 // sends in SNAPSHOT) or of a recovery marker.
 func cmdInspectSnapshot(args []string, stdin io.Reader, out io.Writer) error {
 	if len(args) != 1 {
-		return errors.New("inspect snapshot: give one file (or - for stdin)\n" + usage)
+		return fmt.Errorf("inspect snapshot: give one file (or - for stdin)\n%s", usage)
 	}
 	var b []byte
 	var err error

@@ -53,7 +53,7 @@ func main() {
 // run executes one command line; output goes to out.
 func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) error {
 	if len(args) < 2 {
-		return errors.New("a command is missing\n" + usage)
+		return fmt.Errorf("a command is missing\n%s", usage)
 	}
 	switch args[0] + " " + args[1] {
 	case "cleanup plan":
@@ -191,7 +191,7 @@ func cmdApply(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *planFile == "" || *topic == "" || *control == "" {
-		return errors.New("cleanup apply: --plan, --topic and --control-topic are required\n" + usage)
+		return fmt.Errorf("cleanup apply: --plan, --topic and --control-topic are required\n%s", usage)
 	}
 	b, err := os.ReadFile(*planFile)
 	if err != nil {

@@ -8,6 +8,7 @@ GO       ?= go
 MVN      ?= mvn -B -q -ntp -Dstyle.color=never
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 AGENT    := $(BIN)/orderscoring
 TESTAGENT := $(BIN)/flinkgo-testagent
 CLI      := $(BIN)/flinkgo
@@ -59,6 +60,7 @@ go-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/fixtures/...
+	$(GO) run $(STATICCHECK) ./... ./testdata/fixtures/...
 
 # Go tests; the Kafka store suite also runs against the real broker. The
 # statestore package stops and restarts that broker in its failure test, so it

@@ -12,7 +12,8 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 AGENT    := $(BIN)/orderscoring
 TESTAGENT := $(BIN)/flinkgo-testagent
 CLI      := $(BIN)/flinkgo
-# Fixtures for the Java bad-setup tests; built by path (./... skips testdata).
+# Fixtures for the Java bad-setup tests: one source (testdata/fixtures/badpeer)
+# that misbehaves as its binary's name says; built by path (./... skips testdata).
 FIXTURES := badversion badtoken
 SHIM_JAR := java-shim/target/flinkgo-shim-0.1.0-SNAPSHOT.jar
 
@@ -45,7 +46,7 @@ agent:
 	$(GO) build -o $(AGENT) ./cmd/orderscoring
 	$(GO) build -o $(TESTAGENT) ./cmd/flinkgo-testagent
 	$(GO) build -o $(CLI) ./cmd/flinkgo
-	@set -e; for f in $(FIXTURES); do $(GO) build -o $(BIN)/$$f ./testdata/fixtures/$$f; done
+	@set -e; for f in $(FIXTURES); do $(GO) build -o $(BIN)/$$f ./testdata/fixtures/badpeer; done
 
 shim:
 	cd java-shim && $(MVN) -DskipTests package

@@ -301,7 +301,7 @@ class GoBinaryEndToEndTest {
 
     @Test
     void aBinaryOfAnotherProtocolVersionFailsNamingBothVersions() {
-        String fixture = binary("flinkgo.fixture.badversion", "the badversion fixture (testdata/fixtures/badversion)");
+        String fixture = binary("flinkgo.fixture.badversion", "the badversion fixture (testdata/fixtures/badpeer)");
         String s = failureOf(fixture);
         assertTrue(s.contains("version_mismatch") && s.contains("protocol 99") && s.contains("protocol 1")
                 && s.contains(fixture), s);
@@ -309,7 +309,7 @@ class GoBinaryEndToEndTest {
 
     @Test
     void aBinaryWithTheWrongTokenFailsNamingTheToken() {
-        String fixture = binary("flinkgo.fixture.badtoken", "the badtoken fixture (testdata/fixtures/badtoken)");
+        String fixture = binary("flinkgo.fixture.badtoken", "the badtoken fixture (testdata/fixtures/badpeer)");
         String s = failureOf(fixture);
         assertTrue(s.contains("bad_token") && s.contains("token in HELLO does not match") && s.contains(fixture), s);
     }

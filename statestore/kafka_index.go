@@ -21,9 +21,10 @@ type kIndex struct {
 // kInput is one input's records: the newest version of each.
 type kInput struct {
 	id      inputID
-	entries []*kEntry
-	next    *kInput // the next input of the same inputHash
-	marked  bool    // in done already
+	entries []*kEntry  // in inline while they fit (an input has one record per action it ran)
+	inline  [2]*kEntry // so that most inputs take one allocation, not two
+	next    *kInput    // the next input of the same inputHash
+	marked  bool       // in done already
 }
 
 // inputHash keys kIndex.ins: a map keyed by a uint64 hashes much faster
@@ -104,7 +105,8 @@ func (x *kIndex) set(e *kEntry) (old *kEntry) {
 	in, i := x.find(&e.key)
 	switch {
 	case in == nil:
-		in = &kInput{id: e.key.input(), entries: make([]*kEntry, 0, 2)}
+		in = &kInput{id: e.key.input()}
+		in.entries = in.inline[:0]
 		x.insert(in)
 	case i >= 0:
 		old, in.entries[i] = in.entries[i], e
@@ -123,7 +125,10 @@ func (x *kIndex) remove(key RecordKey) *kEntry {
 		return nil
 	}
 	e := in.entries[i]
-	in.entries = append(in.entries[:i], in.entries[i+1:]...)
+	last := len(in.entries) - 1
+	copy(in.entries[i:], in.entries[i+1:])
+	in.entries[last] = nil // do not keep the removed version alive
+	in.entries = in.entries[:last]
 	x.n--
 	if len(in.entries) == 0 && !in.marked {
 		x.unlink(in)
@@ -178,6 +183,7 @@ func (x *kIndex) take(in *kInput, drop func(*kEntry)) {
 		drop(e)
 	}
 	x.n -= len(in.entries)
+	clear(in.inline[:])
 	in.entries = nil
 	x.unlink(in)
 }

@@ -45,7 +45,15 @@ class QuiescedMailboxBarrierTest {
     @TempDir
     Path tmp;
 
-    private KeyedOneInputStreamOperatorTestHarness<String, Row, Row> harness(GoAgentConfig config) throws Exception {
+    /**
+     * A harness around the operator with the fake Go binary {@code name} in {@code mode} (empty:
+     * the plain fake), DATA batches of {@code batchSize} rows and the given barrier timeout.
+     */
+    private KeyedOneInputStreamOperatorTestHarness<String, Row, Row> harness(String name, String mode, int batchSize,
+            long barrierTimeoutMs) throws Exception {
+        Map<String, String> fakeEnv = mode.isEmpty() ? Map.of() : Map.of("FAKE_MODE", mode);
+        GoAgentConfig config = GoAgentConfig.builder().binary(FakeBinary.write(tmp, name, fakeEnv).toString())
+                .batchSize(batchSize).set("go.barrier.timeout.ms", Long.toString(barrierTimeoutMs)).build();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         KeyedStream<Row, String> in = env.fromData(INPUT, Row.of("c0", 0L, 0.5))
                 .keyBy(r -> (String) r.getField(0), Types.STRING);
@@ -69,9 +77,7 @@ class QuiescedMailboxBarrierTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aCheckpointAfterTheMailboxIsQuiescedGetsItsSnapshot() throws Exception {
-        GoAgentConfig config = GoAgentConfig.builder().binary(FakeBinary.write(tmp, "fake-agent", Map.of()).toString())
-                .batchSize(8).set("go.barrier.timeout.ms", "20000").build();
-        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness("fake-agent", "", 8, 20_000);
         try {
             runUntilQuiesced(h);
             h.prepareSnapshotPreBarrier(1); // BARRIER(1); the fake answers with SNAPSHOT(1) at once
@@ -92,10 +98,7 @@ class QuiescedMailboxBarrierTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void anOutputBehindTheSnapshotIsEmittedAfterTheBarrier() throws Exception {
-        GoAgentConfig config = GoAgentConfig.builder()
-                .binary(FakeBinary.write(tmp, "fake-after", Map.of("FAKE_MODE", "output_after_snapshot")).toString())
-                .batchSize(4).set("go.barrier.timeout.ms", "20000").build();
-        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness("fake-after", "output_after_snapshot", 4, 20_000);
         try {
             h.open();
             long row = 0;
@@ -121,10 +124,7 @@ class QuiescedMailboxBarrierTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void theBarrierTimeoutHoldsAfterTheMailboxIsQuiesced() throws Exception {
-        GoAgentConfig config = GoAgentConfig.builder()
-                .binary(FakeBinary.write(tmp, "fake-hang", Map.of("FAKE_MODE", "hang_on_barrier")).toString())
-                .batchSize(8).set("go.barrier.timeout.ms", "1000").build();
-        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(config);
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness("fake-hang", "hang_on_barrier", 8, 1_000);
         try {
             runUntilQuiesced(h);
             Exception e = assertThrows(Exception.class, () -> h.prepareSnapshotPreBarrier(1));

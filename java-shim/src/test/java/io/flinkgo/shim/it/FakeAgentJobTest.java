@@ -34,42 +34,39 @@ class FakeAgentJobTest extends AgentJobTestBase {
         return GoAgentConfig.builder().binary(FakeBinary.write(tmp, "fake-" + env.hashCode(), env).toString());
     }
 
-    private static String failureOf(StreamExecutionEnvironment env, DataStream<Row> out) {
+    /**
+     * Runs {@code rows} orders ({@code delayMs} apart) through the agent of {@code config} on one
+     * subtask, and returns the job's failure with its causes; fails if the job does not fail.
+     */
+    private String failureOf(int rows, int delayMs, GoAgentConfig config) {
+        StreamExecutionEnvironment env = env(1, false);
+        DataStream<Row> out = GoAgents.connect(orders(env, rows, delayMs), config);
         Exception e = assertThrows(Exception.class, () -> drain(out.executeAndCollect()));
         return ExceptionUtils.stringifyException(e);
     }
 
     @Test
     void errorFrameFailsTheTaskWithTheGoMessage() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
-        DataStream<Row> out = GoAgents.connect(orders(env, 200, 0),
-                fake(Map.of("FAKE_MODE", "error_after", "FAKE_N", "50")).build());
-        String s = failureOf(env, out);
+        String s = failureOf(200, 0, fake(Map.of("FAKE_MODE", "error_after", "FAKE_N", "50")).build());
         assertTrue(s.contains("Go agent process failed") && s.contains("action_failed")
                 && s.contains("failed on purpose") && s.contains("pid "), s);
     }
 
     @Test
     void versionMismatchFailsWithBothVersions() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
-        DataStream<Row> out = GoAgents.connect(orders(env, 10, 0), fake(Map.of("FAKE_MODE", "bad_version")).build());
-        String s = failureOf(env, out);
+        String s = failureOf(10, 0, fake(Map.of("FAKE_MODE", "bad_version")).build());
         assertTrue(s.contains("version_mismatch") && s.contains("protocol 2") && s.contains("protocol 1"), s);
     }
 
     @Test
     void badTokenFails() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
-        DataStream<Row> out = GoAgents.connect(orders(env, 10, 0), fake(Map.of("FAKE_MODE", "bad_token")).build());
-        String s = failureOf(env, out);
+        String s = failureOf(10, 0, fake(Map.of("FAKE_MODE", "bad_token")).build());
         assertTrue(s.contains("bad_token"), s);
     }
 
     @Test
     void outputSchemaDifferentFromTheManifestFails() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
-        DataStream<Row> out = GoAgents.connect(orders(env, 10, 0), fake(Map.of("FAKE_MODE", "bad_output_schema")).build());
-        String s = failureOf(env, out);
+        String s = failureOf(10, 0, fake(Map.of("FAKE_MODE", "bad_output_schema")).build());
         assertTrue(s.contains("bad_schema") && s.contains("orders"), s);
     }
 
@@ -94,19 +91,14 @@ class FakeAgentJobTest extends AgentJobTestBase {
 
     @Test
     void aProcessThatNeverAnswersABarrierIsKilledAfterTheTimeout() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
-        DataStream<Row> out = GoAgents.connect(orders(env, 100, 20),
-                fake(Map.of("FAKE_MODE", "hang_on_barrier")).set("go.barrier.timeout.ms", "1000").build());
-        String s = failureOf(env, out);
+        String s = failureOf(100, 20, fake(Map.of("FAKE_MODE", "hang_on_barrier")).set("go.barrier.timeout.ms", "1000").build());
         assertTrue(s.contains("no SNAPSHOT for checkpoint") && s.contains("go.barrier.timeout.ms") && s.contains("killed"), s);
     }
 
     @Test
     void aMetricsFrameThatDoesNotDecodeIsAProtocolViolation() throws Exception {
-        StreamExecutionEnvironment env = env(1, false);
         // 4 s of input, checkpoints every 100 ms: the fake's METRICS after the first snapshot is malformed.
-        DataStream<Row> out = GoAgents.connect(orders(env, 200, 50), fake(Map.of("FAKE_MODE", "bad_metrics")).build());
-        String s = failureOf(env, out);
+        String s = failureOf(200, 50, fake(Map.of("FAKE_MODE", "bad_metrics")).build());
         assertTrue(s.contains("protocol violation: malformed_frame: METRICS") && s.contains("actions_executed"), s);
     }
 

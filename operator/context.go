@@ -221,7 +221,7 @@ func (c *Context) callGuarded(fn func() (any, error)) (v any, err error) {
 
 // record builds the action-state record of this execution as it stands.
 func (c *Context) record(st statestore.Status) *statestore.Record {
-	r := &statestore.Record{Key: c.t.recordKey(), Status: st, Calls: append([]statestore.CallRecord(nil), c.calls...)}
+	r := &statestore.Record{Key: c.t.recordKey(), Status: st, Calls: append([]statestore.CallRecord(nil), c.calls...), Slot: c.t.slot}
 	if st == statestore.StatusCompleted {
 		r.Updates = append([]statestore.MemUpdate(nil), c.updates...) // c.updates is pooled
 		r.Events = make([]snapshotEvent, len(c.events))

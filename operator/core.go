@@ -31,6 +31,7 @@ type Core struct {
 	store   statestore.ActionStore
 	hint    statestore.HoldHinter   // store's, or nil: Get on every first attempt
 	tracker statestore.InputTracker // store, if it prunes finished inputs
+	slots   statestore.SlotTracker  // store, if it keeps a cache per input (InputSlot)
 	lastCut int64                   // last checkpoint cut (or restored from)
 	logger  *slog.Logger
 	metrics *Metrics
@@ -91,6 +92,7 @@ type inflight struct {
 	attempt int
 	retryAt int64
 	prior   []statestore.CallRecord
+	slot    statestore.InputSlot // the store's cache of this input, on every record Put for it
 }
 
 type taskSpec struct {
@@ -156,6 +158,7 @@ func NewCore(a *Agent, cfg Config, store statestore.ActionStore) (*Core, error) 
 		table:  statestore.NewTable[keyState](),
 	}
 	c.tracker, _ = store.(statestore.InputTracker)
+	c.slots, _ = store.(statestore.SlotTracker)
 	c.hint, _ = store.(statestore.HoldHinter)
 	return c, nil
 }

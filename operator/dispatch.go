@@ -22,7 +22,7 @@ func (c *Core) dispatch() {
 		spec := f.tasks.peek()
 		t := c.newTask()
 		t.core, t.ks, t.act, t.ev, t.seq = c, ks, spec.act, spec.ev, f.in.seq
-		t.emitBase, t.attempt, t.short, t.sensory, t.prior = f.emitted, f.attempt, ks.mem, f.sensory, f.prior
+		t.emitBase, t.attempt, t.short, t.sensory, t.prior, t.slot = f.emitted, f.attempt, ks.mem, f.sensory, f.prior, &f.slot
 		if c.store != nil {
 			t.keySHA = ks.sha256()
 			if f.attempt == 0 && (c.hint == nil || c.hint.MayHold(ks.kg, t.keySHA, t.seq)) {
@@ -94,7 +94,7 @@ func (c *Core) newTask() *Task {
 func (c *Core) recycle(t *Task) {
 	clear(t.res.updates)
 	clear(t.res.events)
-	t.ks, t.act, t.ev, t.short, t.sensory, t.prior = nil, nil, nil, nil, nil, nil
+	t.ks, t.act, t.ev, t.short, t.sensory, t.prior, t.slot = nil, nil, nil, nil, nil, nil, nil
 	t.res.err, t.res.storeErr, t.res.calls = nil, nil, nil
 	t.res.updates, t.res.events = t.res.updates[:0], t.res.events[:0]
 	if len(c.freeTasks) < 4096 {
@@ -147,7 +147,9 @@ func (c *Core) finishInput(ks *keyState) {
 		if r, ok := f.in.row.(Releaser); ok {
 			r.Release()
 		}
-		if c.tracker != nil {
+		if c.slots != nil {
+			c.slots.MarkInputDoneIn(&f.slot, ks.kg, ks.sha256(), f.in.seq, c.lastCut)
+		} else if c.tracker != nil {
 			c.tracker.MarkInputDone(ks.kg, ks.sha256(), f.in.seq, c.lastCut)
 		}
 		c.wm.done(f.in.seg)
@@ -192,7 +194,7 @@ func (c *Core) onError(ks *keyState, t *Task, res *Result) {
 		if c.store != nil {
 			// Record the execution as completed without effects, so that a
 			// replay after a restore ignores it the same way.
-			rec := &statestore.Record{Key: t.recordKey(), Status: statestore.StatusCompleted, Calls: res.calls}
+			rec := &statestore.Record{Key: t.recordKey(), Status: statestore.StatusCompleted, Calls: res.calls, Slot: t.slot}
 			if err := c.store.Put(rec); err != nil {
 				c.fail(fmt.Errorf("%w: %w", ErrStore, err))
 				return

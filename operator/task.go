@@ -24,9 +24,10 @@ type Task struct {
 	short    memMap // committed short-term memory (read-only here)
 	sensory  memMap // the input's sensory memory (read-only here)
 	prior    []statestore.CallRecord
-	keySHA   [32]byte // SHA-256 of the key, set when a store is configured
-	res      Result   // reused with the Task (see Core.recycle)
-	ctx      Context  // the action's context, reused with the Task
+	slot     *statestore.InputSlot // the input's, set on every record Put
+	keySHA   [32]byte              // SHA-256 of the key, set when a store is configured
+	res      Result                // reused with the Task (see Core.recycle)
+	ctx      Context               // the action's context, reused with the Task
 }
 
 // Action returns the name of the action this task runs.

@@ -87,6 +87,7 @@ var (
 	_ InputTracker         = (*Kafka)(nil)
 	_ RestoredInputTracker = (*Kafka)(nil)
 	_ HoldHinter           = (*Kafka)(nil)
+	_ SlotTracker          = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -386,9 +387,15 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 // MarkInputDone implements InputTracker. Inputs without records are not
 // remembered.
 func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
+	k.MarkInputDoneIn(nil, kg, keyHash, seq, lastCut)
+}
+
+// MarkInputDoneIn implements SlotTracker: MarkInputDone, finding the input
+// through slot (the one its records were Put with) instead of a lookup.
+func (k *Kafka) MarkInputDoneIn(slot *InputSlot, kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.idx.markDone(inputID{kg, keyHash, seq}, lastCut)
+	k.idx.markDone(inputID{kg, keyHash, seq}, lastCut, slot)
 }
 
 // MarkDoneBelow implements RestoredInputTracker: after a Recover, the

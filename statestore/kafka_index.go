@@ -25,6 +25,7 @@ type kInput struct {
 	inline  [2]*kEntry // so that most inputs take one allocation, not two
 	next    *kInput    // the next input of the same inputHash
 	marked  bool       // in done already
+	linked  bool       // in ins (an InputSlot may point to an input unlinked since)
 }
 
 // inputHash keys kIndex.ins: a map keyed by a uint64 hashes much faster
@@ -50,6 +51,7 @@ func (x *kIndex) insert(in *kInput) {
 	h := inputHash(&in.id)
 	in.next = x.ins[h]
 	x.ins[h] = in
+	in.linked = true
 }
 
 // unlink removes in from x, if it is there.
@@ -69,7 +71,21 @@ func (x *kIndex) unlink(in *kInput) {
 			}
 		}
 	}
-	in.next = nil
+	in.next, in.linked = nil, false
+}
+
+// inputOf returns input id, or nil, through slot when slot holds it, and
+// leaves it in slot (nil: no slot).
+func (x *kIndex) inputOf(id inputID, slot *InputSlot) *kInput {
+	if slot == nil {
+		return x.lookup(id)
+	}
+	if in := slot.in; in != nil && in.linked && in.id == id {
+		return in
+	}
+	in := x.lookup(id)
+	slot.in = in
+	return in
 }
 
 func newKIndex() kIndex {
@@ -77,9 +93,9 @@ func newKIndex() kIndex {
 }
 
 // find returns the input of key and the position of key's newest version
-// among its entries (-1 if it holds none), or nil.
-func (x *kIndex) find(key *RecordKey) (*kInput, int) {
-	in := x.lookup(key.input())
+// among its entries (-1 if it holds none), or nil. slot may be nil.
+func (x *kIndex) find(key *RecordKey, slot *InputSlot) (*kInput, int) {
+	in := x.inputOf(key.input(), slot)
 	if in == nil {
 		return nil, -1
 	}
@@ -93,21 +109,24 @@ func (x *kIndex) find(key *RecordKey) (*kInput, int) {
 
 // newest returns the newest version of key, or nil.
 func (x *kIndex) newest(key RecordKey) *kEntry {
-	if in, i := x.find(&key); i >= 0 {
+	if in, i := x.find(&key, nil); i >= 0 {
 		return in.entries[i]
 	}
 	return nil
 }
 
 // set makes e the newest version of its key and returns the version it
-// replaces, or nil.
-func (x *kIndex) set(e *kEntry) (old *kEntry) {
-	in, i := x.find(&e.key)
+// replaces, or nil. slot (may be nil) is the input's InputSlot.
+func (x *kIndex) set(e *kEntry, slot *InputSlot) (old *kEntry) {
+	in, i := x.find(&e.key, slot)
 	switch {
 	case in == nil:
 		in = &kInput{id: e.key.input()}
 		in.entries = in.inline[:0]
 		x.insert(in)
+		if slot != nil {
+			slot.in = in
+		}
 	case i >= 0:
 		old, in.entries[i] = in.entries[i], e
 		return old
@@ -120,7 +139,7 @@ func (x *kIndex) set(e *kEntry) (old *kEntry) {
 // remove forgets key's newest version (a replayed tombstone) and returns it,
 // or nil.
 func (x *kIndex) remove(key RecordKey) *kEntry {
-	in, i := x.find(&key)
+	in, i := x.find(&key, nil)
 	if i < 0 {
 		return nil
 	}
@@ -138,8 +157,8 @@ func (x *kIndex) remove(key RecordKey) *kEntry {
 
 // markDone implements MarkInputDone; inputs without records are not
 // remembered.
-func (x *kIndex) markDone(id inputID, lastCut int64) {
-	if in := x.lookup(id); in != nil && !in.marked {
+func (x *kIndex) markDone(id inputID, lastCut int64, slot *InputSlot) {
+	if in := x.inputOf(id, slot); in != nil && !in.marked {
 		in.marked = true
 		x.done.add(lastCut, in)
 	}

@@ -30,7 +30,7 @@ func TestKIndexCollidingInputs(t *testing.T) {
 	ea, eb := &kEntry{key: indexKey(a, "act")}, &kEntry{key: indexKey(b, "act")}
 	eb2 := &kEntry{key: indexKey(b, "other")}
 	for _, e := range []*kEntry{ea, eb, eb2} {
-		if old := x.set(e); old != nil {
+		if old := x.set(e, nil); old != nil {
 			t.Fatalf("set(%v) replaced %v", e.key, old.key)
 		}
 	}
@@ -41,12 +41,12 @@ func TestKIndexCollidingInputs(t *testing.T) {
 		t.Fatal("newest does not find each input's own record")
 	}
 	ea2 := &kEntry{key: indexKey(a, "act")}
-	if old := x.set(ea2); old != ea {
+	if old := x.set(ea2, nil); old != ea {
 		t.Fatalf("a newer version replaced %v, want a's first", old)
 	}
 	// b is done before cut 1; pruning takes b only.
-	x.markDone(b, 1)
-	x.markDone(b, 1) // marking twice lists it once
+	x.markDone(b, 1, nil)
+	x.markDone(b, 1, nil) // marking twice lists it once
 	due := x.due(2)
 	if len(due) != 1 || due[0].id != b {
 		t.Fatalf("due(2) = %d inputs, want b only", len(due))
@@ -72,7 +72,7 @@ func TestKIndexUnlinkMiddle(t *testing.T) {
 	c.hash[10] = 3 // same first 8 bytes and seq as b: collides with both
 	x := newKIndex()
 	for _, in := range []inputID{a, b, c} {
-		x.set(&kEntry{key: indexKey(in, "act")})
+		x.set(&kEntry{key: indexKey(in, "act")}, nil)
 	}
 	mid := x.lookup(b)
 	if mid == nil || x.ins[inputHash(&b)] == mid {
@@ -88,5 +88,47 @@ func TestKIndexUnlinkMiddle(t *testing.T) {
 	}
 	if n != 2 || x.n != 2 {
 		t.Fatalf("all yields %d, n %d: want 2", n, x.n)
+	}
+}
+
+// TestKIndexSlot: an InputSlot finds its input without a lookup once the
+// first record set it; a slot left pointing at another input, or at one
+// pruned since, is not trusted.
+func TestKIndexSlot(t *testing.T) {
+	a, b := collidingInputs()
+	x := newKIndex()
+	var slot InputSlot
+	ea := &kEntry{key: indexKey(a, "first")}
+	x.set(ea, &slot)
+	if slot.in == nil || slot.in.id != a {
+		t.Fatal("the first record of an input did not fill its slot")
+	}
+	// The same input's next record goes through the slot, even with the map
+	// entry gone (a lookup would miss it).
+	in := slot.in
+	delete(x.ins, inputHash(&a))
+	ea2 := &kEntry{key: indexKey(a, "second")}
+	if old := x.set(ea2, &slot); old != nil || len(in.entries) != 2 {
+		t.Fatalf("set through the slot: replaced %v, %d entries; want none and 2", old, len(in.entries))
+	}
+	x.insert(in)
+	x.markDone(a, 1, &slot)
+	if !in.marked {
+		t.Fatal("markDone through the slot did not mark the input")
+	}
+	// Reused for input b (as the core does once a is done): the slot names
+	// a, so b is looked up, created, and the slot follows it.
+	eb := &kEntry{key: indexKey(b, "first")}
+	x.set(eb, &slot)
+	if slot.in == nil || slot.in.id != b || x.lookup(b) != slot.in || len(in.entries) != 2 {
+		t.Fatal("a slot naming another input was trusted")
+	}
+	// b pruned: the slot's input is unlinked; a new record of b (a replay
+	// after a restore) makes a new input instead of reviving the pruned one.
+	pruned := slot.in
+	x.take(pruned, func(*kEntry) {})
+	x.set(&kEntry{key: indexKey(b, "again")}, &slot)
+	if slot.in == pruned || x.lookup(b) != slot.in {
+		t.Fatal("a slot naming a pruned input was trusted")
 	}
 }

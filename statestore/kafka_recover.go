@@ -265,7 +265,7 @@ func (k *Kafka) replayRecord(r *kgo.Record) error {
 		return nil
 	}
 	e := &kEntry{key: rec.Key, rec: rec, size: int(size), part: r.Partition, off: r.Offset}
-	if old := k.idx.set(e); old != nil {
+	if old := k.idx.set(e, nil); old != nil {
 		old.next, old.rec, old.plain = e, nil, nil
 	}
 	if q := k.queueOf(r.Partition); q != nil { // nil: a partition this subtask does not write

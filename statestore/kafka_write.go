@@ -53,7 +53,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		k.mu.Unlock()
 		return err
 	}
-	k.linkLocked(e)
+	k.linkLocked(e, r.Slot)
 	k.puts++
 	if hold {
 		e.heldAt = max(time.Since(k.epoch), 1)
@@ -137,10 +137,11 @@ func checkHeld(r *Record) error {
 	return nil
 }
 
-// linkLocked makes e the newest version of its key. A held version it
-// replaces is never written: e holds all of it. REQUIRES: k.mu held.
-func (k *Kafka) linkLocked(e *kEntry) {
-	old := k.idx.set(e)
+// linkLocked makes e the newest version of its key; slot (may be nil) is
+// its input's InputSlot. A held version it replaces is never written: e
+// holds all of it. REQUIRES: k.mu held.
+func (k *Kafka) linkLocked(e *kEntry, slot *InputSlot) {
+	old := k.idx.set(e, slot)
 	switch {
 	case old == nil:
 	case old.heldAt > 0:

@@ -75,4 +75,8 @@ type Record struct {
 	// carries its row as Attrs["output"] ([]any in output-schema order).
 	Events []snapshot.Event
 	Calls  []CallRecord
+	// Slot is the writer's per-input cache (see InputSlot), the same for
+	// every record of one input; nil if the writer keeps none. Runtime
+	// only: never encoded, never set on a decoded record.
+	Slot *InputSlot
 }

@@ -48,6 +48,27 @@ type InputTracker interface {
 	MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64)
 }
 
+// InputSlot is a per-input cache that a store may fill so that it finds an
+// input's records again without a lookup. The core keeps one slot per input
+// in flight, sets it on every record of that input it Puts (Record.Slot) and
+// hands it to MarkInputDoneIn when the input finishes; it reuses the slot
+// (zeroed) only after that. A store that does not implement SlotTracker
+// ignores it.
+//
+// INVARIANT: only the store reads or writes a slot's contents, under its own
+// lock; the core only zeroes a slot it no longer hands out.
+type InputSlot struct {
+	in *kInput // the Kafka store's index entry of the input, once it has one
+}
+
+// SlotTracker is an InputTracker that uses InputSlots: the core calls
+// MarkInputDoneIn, with the slot of the input's records, instead of
+// MarkInputDone. slot may be nil.
+type SlotTracker interface {
+	InputTracker
+	MarkInputDoneIn(slot *InputSlot, kg int32, keyHash [32]byte, seq uint64, lastCut int64)
+}
+
 // inputID names one input of one key.
 type inputID struct {
 	kg   int32

@@ -362,6 +362,15 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 		k.genWait[g] = k.genCur
 	}
 	k.gen, k.genCur = k.gen+1, 0
+	if k.genWait[g] > 0 && k.cfg.producerLinger > 0 {
+		// kgo's Flush stops every linger while it runs: this barrier's
+		// records go out now, not after kafka.producer.linger.ms. It would
+		// also wait for every record Put after the barrier; it is cancelled
+		// once this generation is acknowledged instead.
+		ctx, cancel := context.WithCancel(k.ctx)
+		go func() { _ = k.cl.Flush(ctx) }()
+		defer cancel()
+	}
 	k.awaitLocked(g, start)
 	if err := k.usable(); err != nil {
 		return snapshot.Marker{}, err

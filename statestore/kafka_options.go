@@ -56,7 +56,7 @@ const (
 	DefaultKafkaMaxParallelism    = 128
 	DefaultKafkaDeliveryTimeout   = 30 * time.Second
 	DefaultKafkaRunningLinger     = 100 * time.Millisecond
-	DefaultKafkaProducerLinger    = 5 * time.Millisecond
+	DefaultKafkaProducerLinger    = 50 * time.Millisecond
 	DefaultKafkaMaxBuffered       = 50000
 )
 
@@ -165,9 +165,9 @@ func KafkaRunningLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c
 
 // KafkaProducerLinger sets how long a partition's batch of records may wait
 // for more before it is sent (kafka.producer.linger.ms). Larger batches cost
-// the broker much less per record; a Flush (every barrier) and a PutDurable
-// wait up to this long more. 0 sends whenever no request is in flight.
-// Default: 5 ms.
+// the broker much less per record (benchmarks/kafka). A Flush (every barrier)
+// and a PutDurable send at once, without waiting for the linger. 0 sends
+// whenever no request is in flight. Default: 50 ms.
 func KafkaProducerLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c.producerLinger = d } }
 
 // KafkaMaxBufferedRecords bounds the records written and not yet

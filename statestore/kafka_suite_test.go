@@ -345,22 +345,50 @@ func testKafkaPutGetFlush(t *testing.T, env *kafkaEnv) {
 
 func testKafkaPutDurable(t *testing.T, env *kafkaEnv) {
 	topic := testTopic(t)
-	k := openKafka(t, env, topic)
+	// The longest producer linger there is: PutDurable must not wait for it
+	// (it sends its partition at once); Put's records may.
+	const linger = time.Second
+	k := openKafka(t, env, topic, KafkaProducerLinger(linger))
+	// The producer learns the topic's partitions with its first record; only
+	// then can it send one partition ahead of the linger.
+	putAll(t, k, kRec(8, "warm", 0, "a", StatusCompleted))
+	flush(t, k)
 	r := kRec(9, "k", 4, "call", StatusRunning)
 	r.Calls = []CallRecord{{CallID: "llm", Status: CallPending}}
+	start := time.Now()
 	if err := k.PutDurable(r); err != nil {
 		t.Fatal(err)
 	}
+	if took := time.Since(start); took >= 3*linger/4 {
+		t.Errorf("PutDurable took %v with a producer linger of %v: it waited for the linger", took, linger)
+	}
 	// Acknowledged means readable by anyone, without a Flush.
 	recs := readTopic(t, env, topic)
-	if len(recs) != 1 || recs[0].Partition != Partition(9, testParts) {
-		t.Fatalf("topic holds %d records, want 1 in partition %d", len(recs), Partition(9, testParts))
+	if len(recs) != 2 {
+		t.Fatalf("topic holds %d records after the PutDurable, want 2", len(recs))
 	}
-	got, err := DecodeRecord(recs[0].Key, recs[0].Value)
-	if err != nil || got.Calls[0].Status != CallPending {
-		t.Fatalf("decoded %v, %v", got, err)
+	var got *Record
+	for _, kr := range recs {
+		if d, err := DecodeRecord(kr.Key, kr.Value); err != nil {
+			t.Fatal(err)
+		} else if d.Key == r.Key {
+			if kr.Partition != Partition(9, testParts) {
+				t.Fatalf("durable record in partition %d, want %d", kr.Partition, Partition(9, testParts))
+			}
+			got = d
+		}
 	}
-	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 1 {
+	if got == nil || got.Calls[0].Status != CallPending {
+		t.Fatalf("durable record %v not in the topic, or not pending", got)
+	}
+	// Nor does a Flush (a barrier) wait for the linger.
+	putAll(t, k, kRec(8, "k", 5, "a", StatusCompleted))
+	start = time.Now()
+	flush(t, k)
+	if took := time.Since(start); took >= 3*linger/4 {
+		t.Errorf("Flush took %v with a producer linger of %v: it waited for the linger", took, linger)
+	}
+	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 3 {
 		t.Errorf("stats %+v", s)
 	}
 }

@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -68,33 +69,37 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	kr := k.startLocked(e, key, val)
 	k.mu.Unlock()
 
-	wait := durable || k.cfg.flushPerRecord
-	var ack chan error
-	if wait {
-		ack = make(chan error, 1)
-	}
 	start := time.Now()
 	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
 	// order of a key's versions holds: Puts of one key are not concurrent,
 	// and a held version is produced (under k.mu) before the Put that
 	// replaces it takes k.mu, or never.
-	k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
-		k.acked(e, kr, start, err)
-		if ack != nil {
-			ack <- err
-		}
-	})
-	if !wait {
+	switch {
+	case !durable && !k.cfg.flushPerRecord:
+		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
 		return nil
-	}
-	if k.cfg.flushPerRecord {
-		k.flushClient() // as upstream: one flush per record
-	}
-	select {
-	case <-ack:
-	case <-time.After(k.cfg.delivery + 5*time.Second):
-		k.fail(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: key,
-			Err: fmt.Errorf("no acknowledgement within %v", k.cfg.delivery+5*time.Second)})
+	case durable && !k.cfg.flushPerRecord:
+		// ProduceSync sends the record's partition at once instead of after
+		// the producer linger (kafka.producer.linger.ms), so a reconciled
+		// call waits one round trip, not the linger. The deadline fails a
+		// record that nothing answers.
+		ctx, cancel := context.WithTimeout(k.ctx, k.cfg.delivery+5*time.Second)
+		res := k.cl.ProduceSync(ctx, kr)
+		cancel()
+		k.acked(e, kr, start, res[0].Err)
+	default: // as upstream: one flush per record
+		ack := make(chan error, 1)
+		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
+			k.acked(e, kr, start, err)
+			ack <- err
+		})
+		k.flushClient()
+		select {
+		case <-ack:
+		case <-time.After(k.cfg.delivery + 5*time.Second):
+			k.fail(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: key,
+				Err: fmt.Errorf("no acknowledgement within %v", k.cfg.delivery+5*time.Second)})
+		}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

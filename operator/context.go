@@ -164,7 +164,9 @@ func (c *Context) durable(callID string, args any, fn, reconcile func() (any, er
 	}
 	if reconcile != nil && store != nil {
 		c.calls = append(c.calls, statestore.CallRecord{CallID: callID, ArgsDigest: digest, Status: statestore.CallPending})
-		if err := store.PutDurable(c.record(statestore.StatusRunning)); err != nil {
+		err := store.PutDurable(c.record(statestore.StatusRunning, false))
+		c.t.lent()
+		if err != nil {
 			c.storeErr = err
 			return nil, Permanent(fmt.Errorf("operator: durable call %q: pending record not written: %w", callID, err))
 		}
@@ -200,7 +202,7 @@ func (c *Context) finishCall(callID string, digest [32]byte, fn func() (any, err
 		c.calls = append(c.calls, rec)
 	}
 	if store := c.t.core.store; store != nil {
-		if perr := store.Put(c.record(statestore.StatusRunning)); perr != nil {
+		if perr := store.Put(c.record(statestore.StatusRunning, true)); perr != nil {
 			c.storeErr = perr
 			return nil, Permanent(perr)
 		}
@@ -219,17 +221,61 @@ func (c *Context) callGuarded(fn func() (any, error)) (v any, err error) {
 	return fn()
 }
 
-// record builds the action-state record of this execution as it stands.
-func (c *Context) record(st statestore.Status) *statestore.Record {
-	r := &statestore.Record{Key: c.t.recordKey(), Status: st, Calls: append([]statestore.CallRecord(nil), c.calls...), Slot: c.t.slot}
+// record builds the action-state record of this execution as it stands,
+// for a Put (held: a running record the store may keep) or a PutDurable.
+//
+// Calls is c.calls itself, capped: a call record is never changed once a
+// later one is appended (a reconciled call's pending record is replaced in
+// place, but only after its PutDurable, before anything else is recorded),
+// and c.calls is new for every execution. A store that lends its records
+// (statestore.Lender) gets the Task's own record and buffers, reused, for
+// everything it does not keep.
+func (c *Context) record(st statestore.Status, held bool) *statestore.Record {
+	t := c.t
+	calls := c.calls[:len(c.calls):len(c.calls)]
+	if held || !t.core.lends {
+		r := &statestore.Record{Key: t.recordKey(), Status: st, Calls: calls, Slot: t.slot}
+		if st == statestore.StatusCompleted {
+			r.Updates = append([]statestore.MemUpdate(nil), c.updates...) // c.updates is pooled
+			r.Events = make([]snapshotEvent, len(c.events))
+			for i, e := range c.events {
+				r.Events[i] = e.toSnapshot()
+			}
+		}
+		return r
+	}
+	r := &t.rec
+	*r = statestore.Record{Key: t.recordKey(), Status: st, Calls: calls, Slot: t.slot, Events: r.Events[:0]}
 	if st == statestore.StatusCompleted {
-		r.Updates = append([]statestore.MemUpdate(nil), c.updates...) // c.updates is pooled
-		r.Events = make([]snapshotEvent, len(c.events))
-		for i, e := range c.events {
-			r.Events[i] = e.toSnapshot()
+		r.Updates = c.updates
+		outs := 0
+		for _, e := range c.events {
+			se := snapshotEvent{ID: e.ID, Type: e.Type, Attrs: e.Attrs, UpstreamID: e.UpstreamID, UpstreamAction: e.UpstreamAction}
+			if e.Type == OutputEventType {
+				if outs == len(t.outAttrs) {
+					t.outAttrs = append(t.outAttrs, make(map[string]any, 1))
+				}
+				se.Attrs = t.outAttrs[outs]
+				se.Attrs["output"] = e.output
+				outs++
+			}
+			r.Events = append(r.Events, se)
 		}
 	}
 	return r
+}
+
+// lent clears what a lent record (see record) refers to once the store has
+// it encoded, so that the Task does not keep the execution's values alive.
+func (t *Task) lent() {
+	if !t.core.lends {
+		return
+	}
+	for _, m := range t.outAttrs {
+		clear(m)
+	}
+	clear(t.rec.Events)
+	t.rec = statestore.Record{Events: t.rec.Events[:0]}
 }
 
 // DurableError is a recorded durable-call failure, replayed after a restore.

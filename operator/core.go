@@ -32,6 +32,7 @@ type Core struct {
 	hint    statestore.HoldHinter   // store's, or nil: Get on every first attempt
 	tracker statestore.InputTracker // store, if it prunes finished inputs
 	slots   statestore.SlotTracker  // store, if it keeps a cache per input (InputSlot)
+	lends   bool                    // the store is a statestore.Lender
 	lastCut int64                   // last checkpoint cut (or restored from)
 	logger  *slog.Logger
 	metrics *Metrics
@@ -159,6 +160,7 @@ func NewCore(a *Agent, cfg Config, store statestore.ActionStore) (*Core, error) 
 	}
 	c.tracker, _ = store.(statestore.InputTracker)
 	c.slots, _ = store.(statestore.SlotTracker)
+	_, c.lends = store.(statestore.Lender)
 	c.hint, _ = store.(statestore.HoldHinter)
 	return c, nil
 }

@@ -28,6 +28,10 @@ type Task struct {
 	keySHA   [32]byte              // SHA-256 of the key, set when a store is configured
 	res      Result                // reused with the Task (see Core.recycle)
 	ctx      Context               // the action's context, reused with the Task
+	// rec and outAttrs: the record handed to a store that lends its
+	// records (statestore.Lender), reused with the Task; see Context.record.
+	rec      statestore.Record
+	outAttrs []map[string]any
 }
 
 // Action returns the name of the action this task runs.
@@ -77,9 +81,10 @@ func (t *Task) Run() *Result {
 		}
 		res.updates, res.events = c.updates, c.events
 		if store := t.core.store; store != nil && res.storeErr == nil {
-			if perr := store.Put(c.record(statestore.StatusCompleted)); perr != nil {
+			if perr := store.Put(c.record(statestore.StatusCompleted, false)); perr != nil {
 				res.storeErr = perr
 			}
+			t.lent()
 		}
 	}
 	c.prior, c.calls, c.short.base, c.sensory.base = nil, nil, nil, nil

@@ -88,6 +88,7 @@ var (
 	_ RestoredInputTracker = (*Kafka)(nil)
 	_ HoldHinter           = (*Kafka)(nil)
 	_ SlotTracker          = (*Kafka)(nil)
+	_ Lender               = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -398,6 +399,10 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.MarkInputDoneIn(nil, kg, keyHash, seq, lastCut)
 }
+
+// LendsRecords implements Lender: put encodes every record before it
+// returns but a held running one (whose Record it keeps until it is written).
+func (k *Kafka) LendsRecords() {}
 
 // MarkInputDoneIn implements SlotTracker: MarkInputDone, finding the input
 // through slot (the one its records were Put with) instead of a lookup.

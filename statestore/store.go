@@ -61,6 +61,15 @@ type InputSlot struct {
 	in *kInput // the Kafka store's index entry of the input, once it has one
 }
 
+// Lender is an ActionStore that keeps no record past a Put or PutDurable
+// except a running record Put (one it may hold back): it encodes the others
+// before it returns. The caller may then reuse such a record, and what it
+// refers to, as soon as the call returns.
+type Lender interface {
+	ActionStore
+	LendsRecords()
+}
+
 // SlotTracker is an InputTracker that uses InputSlots: the core calls
 // MarkInputDoneIn, with the slot of the input's records, instead of
 // MarkInputDone. slot may be nil.

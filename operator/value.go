@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -12,6 +13,33 @@ import (
 // Normalize returns v itself when it is already in the domain, so the common
 // case does not allocate.
 func Normalize(path string, v any) (any, error) {
+	n, bad := normalize(v)
+	if bad != nil {
+		return nil, bad.at(path)
+	}
+	return n, nil
+}
+
+// badValue is a value outside the domain, found by normalize. The path to it
+// is built only then: its segments are collected on the way out, innermost
+// first.
+type badValue struct {
+	v    any
+	over bool     // an unsigned integer that overflows int64
+	rev  []string // path segments below the caller's path, innermost first
+}
+
+func (b *badValue) at(path string) error {
+	for i := len(b.rev) - 1; i >= 0; i-- {
+		path += b.rev[i]
+	}
+	if b.over {
+		return fmt.Errorf("operator: value at %q: %T %d overflows int64", path, b.v, b.v)
+	}
+	return fmt.Errorf("operator: value at %q has Go type %T, which memory cannot hold; use nil, bool, int64, float64, string, []byte, []any or map[string]any", path, b.v)
+}
+
+func normalize(v any) (any, *badValue) {
 	switch x := v.(type) {
 	case nil, bool, int64, float64, string, []byte:
 		return v, nil
@@ -31,12 +59,12 @@ func Normalize(path string, v any) (any, error) {
 		return int64(x), nil
 	case uint:
 		if uint64(x) > 1<<63-1 {
-			return nil, fmt.Errorf("operator: value at %q: uint %d overflows int64", path, x)
+			return nil, &badValue{v: v, over: true}
 		}
 		return int64(x), nil
 	case uint64:
 		if x > 1<<63-1 {
-			return nil, fmt.Errorf("operator: value at %q: uint64 %d overflows int64", path, x)
+			return nil, &badValue{v: v, over: true}
 		}
 		return int64(x), nil
 	case float32:
@@ -44,9 +72,10 @@ func Normalize(path string, v any) (any, error) {
 	case []any:
 		var out []any // copied only if an element changes
 		for i, e := range x {
-			n, err := Normalize(fmt.Sprintf("%s[%d]", path, i), e)
-			if err != nil {
-				return nil, err
+			n, bad := normalize(e)
+			if bad != nil {
+				bad.rev = append(bad.rev, "["+strconv.Itoa(i)+"]")
+				return nil, bad
 			}
 			if out == nil && !same(n, e) {
 				out = make([]any, len(x))
@@ -81,9 +110,10 @@ func Normalize(path string, v any) (any, error) {
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			n, err := Normalize(path+"."+k, e)
-			if err != nil {
-				return nil, err
+			n, bad := normalize(e)
+			if bad != nil {
+				bad.rev = append(bad.rev, "."+k)
+				return nil, bad
 			}
 			if out == nil && !same(n, e) {
 				out = make(map[string]any, len(x))
@@ -100,7 +130,7 @@ func Normalize(path string, v any) (any, error) {
 		}
 		return x, nil
 	default:
-		return nil, fmt.Errorf("operator: value at %q has Go type %T, which memory cannot hold; use nil, bool, int64, float64, string, []byte, []any or map[string]any", path, v)
+		return nil, &badValue{v: v}
 	}
 }
 

@@ -51,6 +51,20 @@ func AppendRecord(dst []byte, r *Record) ([]byte, error) {
 	return append(dst, w.b...), nil
 }
 
+// encodeKeyValue returns r's key bytes and EncodeRecord(r) in one
+// allocation (key first; each slice capped at its own length).
+func encodeKeyValue(r *Record) (key, val []byte, err error) {
+	w := getWriter(false)
+	defer putWriter(w)
+	if err := w.encodeRecord(r); err != nil {
+		return nil, nil, err
+	}
+	kl := r.Key.EncodedLen()
+	b := r.Key.AppendBinary(make([]byte, 0, kl+len(w.b)))
+	b = append(b, w.b...)
+	return b[:kl:kl], b[kl:], nil
+}
+
 // encodedLen is len(EncodeRecord(r)) without keeping the bytes.
 func encodedLen(r *Record) (int, error) {
 	w := getWriter(false)

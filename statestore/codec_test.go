@@ -336,3 +336,24 @@ func TestDecodeValueNoAlias(t *testing.T) {
 		t.Fatal("decoded record changed when the input bytes were overwritten")
 	}
 }
+
+// TestEncodeKeyValue: the Kafka store's one-allocation encoding is the key
+// and the value as RecordKey.Bytes and EncodeRecord give them.
+func TestEncodeKeyValue(t *testing.T) {
+	for name, r := range goldenRecords(t) {
+		key, val, err := encodeKeyValue(r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, err := EncodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(key, r.Key.Bytes()) || !bytes.Equal(val, want) || cap(key) != len(key) {
+			t.Errorf("%s: key %x value %x (key cap %d), want %x and %x", name, key, val, cap(key), r.Key.Bytes(), want)
+		}
+	}
+	if _, _, err := encodeKeyValue(&Record{Key: RecordKey{Action: ""}}); err == nil {
+		t.Error("an invalid record encoded")
+	}
+}

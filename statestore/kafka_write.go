@@ -114,11 +114,10 @@ func (k *Kafka) put(r *Record, durable bool) error {
 
 // encode returns the Kafka key and value of e's record and sets e.size.
 func (k *Kafka) encode(e *kEntry) (key, val []byte, err error) {
-	plain, err := EncodeRecord(e.rec)
+	key, plain, err := encodeKeyValue(e.rec)
 	if err != nil {
 		return nil, nil, err
 	}
-	key = e.key.Bytes()
 	if val, err = k.ciph.seal(key, plain); err != nil {
 		return nil, nil, err
 	}

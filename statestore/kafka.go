@@ -153,6 +153,7 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		// tens of records per partition instead of one or two
 		// (benchmarks/kafka). Flush and PutDurable wait for it too.
 		kgo.ProducerLinger(cfg.producerLinger),
+		kgo.ProducerBatchCompression(compressionCodec(cfg.compression)),
 		// The store bounds the records in flight itself (maxBuffered), so that
 		// Produce never blocks: held records are produced under k.mu.
 		kgo.MaxBufferedRecords(math.MaxInt32),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ type kafkaCfg struct {
 	flushPerRecord bool
 	runningLinger  time.Duration
 	producerLinger time.Duration
+	compression    string
 	maxBuffered    int
 	delivery       time.Duration
 	logger         *slog.Logger
@@ -58,6 +60,7 @@ const (
 	DefaultKafkaRunningLinger     = 100 * time.Millisecond
 	DefaultKafkaProducerLinger    = 50 * time.Millisecond
 	DefaultKafkaMaxBuffered       = 50000
+	DefaultKafkaCompression       = "none"
 )
 
 func defaultKafkaCfg() kafkaCfg {
@@ -70,6 +73,7 @@ func defaultKafkaCfg() kafkaCfg {
 		delivery:       DefaultKafkaDeliveryTimeout,
 		runningLinger:  DefaultKafkaRunningLinger,
 		producerLinger: DefaultKafkaProducerLinger,
+		compression:    DefaultKafkaCompression,
 		maxBuffered:    DefaultKafkaMaxBuffered,
 	}
 }
@@ -170,6 +174,28 @@ func KafkaRunningLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c
 // whenever no request is in flight. Default: 50 ms.
 func KafkaProducerLinger(d time.Duration) KafkaOpt { return func(c *kafkaCfg) { c.producerLinger = d } }
 
+// KafkaCompression sets the codec of the record batches the store writes
+// (kafka.producer.compression): none, gzip, snappy, lz4 or zstd. A codec
+// costs CPU on both sides of every batch and saves bytes on the broker's
+// disk; the records are short msgpack values. Default: none, as Kafka's own
+// producer (compression.type).
+func KafkaCompression(codec string) KafkaOpt { return func(c *kafkaCfg) { c.compression = codec } }
+
+// compressionCodec is the kgo codec of a validated compression name.
+func compressionCodec(name string) kgo.CompressionCodec {
+	switch name {
+	case "gzip":
+		return kgo.GzipCompression()
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	}
+	return kgo.NoCompression()
+}
+
 // KafkaMaxBufferedRecords bounds the records written and not yet
 // acknowledged (kafka.max.buffered.records): a Put beyond it waits for
 // acknowledgements. Default: 50,000.
@@ -223,6 +249,8 @@ func (c *kafkaCfg) validate() error {
 		return bad("kafka.producer.linger.ms %v: must be in [0, 1000] ms", c.producerLinger)
 	case c.maxBuffered < 1:
 		return bad("kafka.max.buffered.records %d: must be at least 1", c.maxBuffered)
+	case !slices.Contains([]string{"none", "gzip", "snappy", "lz4", "zstd"}, c.compression):
+		return bad("kafka.producer.compression %q: use none, gzip, snappy, lz4 or zstd", c.compression)
 	}
 	if c.saslMechanism != "" || c.saslUser != "" || c.saslPass != "" {
 		switch c.saslMechanism {
@@ -272,6 +300,7 @@ const (
 	OptKafkaRunningLingerMs     = "kafka.running.record.linger.ms"
 	OptKafkaMaxBufferedRecords  = "kafka.max.buffered.records"
 	OptKafkaProducerLingerMs    = "kafka.producer.linger.ms"
+	OptKafkaCompression         = "kafka.producer.compression"
 )
 
 var kafkaOptionNames = []string{
@@ -280,6 +309,7 @@ var kafkaOptionNames = []string{
 	OptKafkaSASLPassword, OptKafkaTLSEnabled, OptKafkaTLSCAFile, OptKafkaTLSCertFile, OptKafkaTLSKeyFile,
 	OptKafkaTLSInsecure, OptKafkaEncryptionKeyFile, OptKafkaEncryptionKeyEnv, OptKafkaDeliveryTimeoutMs,
 	OptKafkaFlushPerRecord, OptKafkaRunningLingerMs, OptKafkaMaxBufferedRecords, OptKafkaProducerLingerMs,
+	OptKafkaCompression,
 }
 
 // KafkaOptionsFrom turns agent options into KafkaOpts. It reads every option
@@ -367,6 +397,9 @@ func KafkaOptionsFrom(options map[string]string) ([]KafkaOpt, error) {
 	}
 	if n, ok := p.int(OptKafkaProducerLingerMs, 0, 1000); ok {
 		opts = append(opts, KafkaProducerLinger(time.Duration(n)*time.Millisecond))
+	}
+	if v, ok := p.str(OptKafkaCompression); ok {
+		opts = append(opts, KafkaCompression(strings.ToLower(v)))
 	}
 	if n, ok := p.int(OptKafkaMaxBufferedRecords, 1, 1<<24); ok {
 		opts = append(opts, KafkaMaxBufferedRecords(int(n)))

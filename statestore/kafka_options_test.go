@@ -34,7 +34,8 @@ func TestKafkaOptionsDefaults(t *testing.T) {
 	if cfg.topic != "state" || len(cfg.brokers) != 1 || cfg.brokers[0] != "localhost:9092" ||
 		cfg.partitions != 64 || cfg.replication != 1 || cfg.tombstones || cfg.controlTopic != "" ||
 		cfg.encKey != nil || cfg.flushPerRecord || cfg.delivery != 30*time.Second ||
-		cfg.owned != (snapshot.KeyGroupRange{Start: 0, End: 127}) || cfg.maxParallelism != 128 {
+		cfg.owned != (snapshot.KeyGroupRange{Start: 0, End: 127}) || cfg.maxParallelism != 128 ||
+		cfg.producerLinger != 50*time.Millisecond || cfg.compression != "none" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
@@ -60,6 +61,8 @@ func TestKafkaOptionsAll(t *testing.T) {
 		"kafka.encryption.key.file":              keyFile,
 		"kafka.delivery.timeout.ms":              "5000",
 		"kafka.flush.per.record":                 "true",
+		"kafka.producer.linger.ms":               "20",
+		"kafka.producer.compression":             "ZSTD",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +70,8 @@ func TestKafkaOptionsAll(t *testing.T) {
 	if strings.Join(cfg.brokers, ",") != "a:1,b:2" || cfg.partitions != 16 || cfg.replication != 3 || !cfg.tombstones ||
 		cfg.saslMechanism != "SCRAM-SHA-512" || cfg.saslUser != "u" || cfg.saslPass != "p" ||
 		!cfg.tlsEnabled || !cfg.tlsInsecure || !bytes.Equal(cfg.encKey, key) ||
-		cfg.delivery != 5*time.Second || !cfg.flushPerRecord {
+		cfg.delivery != 5*time.Second || !cfg.flushPerRecord || cfg.producerLinger != 20*time.Millisecond ||
+		cfg.compression != "zstd" {
 		t.Fatalf("parsed: %+v", cfg)
 	}
 	if _, err := cfg.connOpts(); err != nil {
@@ -110,6 +114,7 @@ func TestKafkaOptionsErrors(t *testing.T) {
 		{"key env bad", base("kafka.encryption.key.env", "FLINKGO_TEST_BADKEY"), "64 hex digits or 32 raw bytes"},
 		{"delivery too short", base("kafka.delivery.timeout.ms", "10"), "kafka.delivery.timeout.ms"},
 		{"empty broker", base("kafkaBootstrapServers", "a:1,,b:2"), "kafkaBootstrapServers"},
+		{"compression", base("kafka.producer.compression", "brotli"), `kafka.producer.compression "brotli": use none, gzip, snappy, lz4 or zstd`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -332,6 +332,23 @@ func testKafkaEncryption(t *testing.T, env *kafkaEnv) {
 	wantErr(t, none.Recover(testCtx(t), []snapshot.Marker{m}), ErrDecrypt, "no key is configured")
 }
 
+// testKafkaCompression: records written with a codec are recovered, by a
+// store whose own codec is another.
+func testKafkaCompression(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic, KafkaCompression("zstd"))
+	rec := typicalRecord(t)
+	putAll(t, k, rec)
+	m := flush(t, k)
+	r := openKafka(t, env, topic) // none
+	if err := r.Recover(testCtx(t), []snapshot.Marker{m}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.Get(rec.Key); !ok || !sameRecord(t, got, rec) {
+		t.Fatalf("recovered %+v, %v; want %+v", got, ok, rec)
+	}
+}
+
 func testKafkaControl(t *testing.T, env *kafkaEnv) {
 	topic, control := testTopic(t), testTopic(t)+"-control"
 	k := openKafka(t, env, topic)

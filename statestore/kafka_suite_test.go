@@ -51,6 +51,7 @@ func runKafkaSuite(t *testing.T, env *kafkaEnv) {
 		{"RecoverOffsetsDeleted", testKafkaOffsetsDeleted},
 		{"Tombstones", testKafkaTombstones},
 		{"Encryption", testKafkaEncryption},
+		{"Compression", testKafkaCompression},
 		{"ControlTopic", testKafkaControl},
 		{"BrokerFailure", testKafkaBrokerFailure}, // last: it stops the broker
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -68,7 +69,15 @@ func BenchmarkServeKafka(b *testing.B) {
 }
 
 func benchScoring(b *testing.B, opts map[string]string) {
-	const batchRows, customers, barrierEvery = 1024, 4096, 16
+	const batchRows, customers = 1024, 4096
+	barrierEvery := 16
+	if v := os.Getenv("BENCH_BARRIER_EVERY"); v != "" { // batches between two barriers
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("BENCH_BARRIER_EVERY=%q: want a number of batches, at least 1", v)
+		}
+		barrierEvery = n
+	}
 	cols := []arrowio.Column{{Name: "customer", Type: "STRING"}, {Name: "order_id", Type: "BIGINT"}, {Name: "amount", Type: "DOUBLE"}}
 	j := startServe(b, ServerConfig{Agents: []*operator.Agent{orderscoring.Agent()}}, cols)
 	rd := j.handshake(j.defaultOpen(orderscoring.AgentName, opts), nil, nil)

@@ -215,12 +215,14 @@ func (k *Kafka) setup(ctx context.Context) error {
 	return nil
 }
 
-// Get implements ActionStore.
+// Get implements ActionStore. Of a record this process wrote for an input
+// MayHold rejects, only the key and offset are kept once Kafka acknowledged
+// it: Get does not find it then (the core never asks; see HoldHinter).
 func (k *Kafka) Get(key RecordKey) (*Record, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	e := k.idx.newest(key)
-	if e == nil {
+	if e == nil || (e.rec == nil && e.plain == nil) { // the value of an acknowledged record MayHold rejects is not kept
 		return nil, false
 	}
 	if e.rec == nil && e.plain != nil {

@@ -349,6 +349,30 @@ func testKafkaCompression(t *testing.T, env *kafkaEnv) {
 	}
 }
 
+// testKafkaRecoveredKeep: after a Recover, what the store writes for the
+// inputs it recovered records of stays readable (the core may ask: MayHold);
+// for other inputs only keys and offsets are kept once acknowledged.
+func testKafkaRecoveredKeep(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic, KafkaRunningLinger(0))
+	putAll(t, k, kRec(1, "a", 1, "first", StatusRunning))
+	m := flush(t, k)
+	r := openKafka(t, env, topic)
+	if err := r.Recover(testCtx(t), []snapshot.Marker{m}); err != nil {
+		t.Fatal(err)
+	}
+	again := kRec(1, "a", 1, "second", StatusCompleted) // the recovered input, re-run
+	other := kRec(1, "b", 1, "first", StatusCompleted)
+	putAll(t, r, again, other)
+	flush(t, r)
+	if got, ok := r.Get(again.Key); !ok || !sameRecord(t, got, again) {
+		t.Errorf("Get of a recovered input's new record = %v, %v", got, ok)
+	}
+	if got, ok := r.Get(other.Key); ok {
+		t.Errorf("Get of another input's acknowledged record = %v: its value is kept", got)
+	}
+}
+
 func testKafkaControl(t *testing.T, env *kafkaEnv) {
 	topic, control := testTopic(t), testTopic(t)+"-control"
 	k := openKafka(t, env, topic)

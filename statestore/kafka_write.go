@@ -242,6 +242,13 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	if e.prev != nil { // superseded in the log now: the older version is not needed
 		e.prev.rec, e.prev.plain, e.prev = nil, nil, nil
 	}
+	if !k.MayHold(e.key.KeyGroup, e.key.KeyHash, e.key.Seq) {
+		// The core never asks for it (HoldHinter): keep the offset and the
+		// key, which markers, pruning and tombstones need, not the value.
+		// Between two completed checkpoints the values would otherwise
+		// pile up: hundreds of MiB at a few seconds' worth of inputs.
+		e.plain = nil
+	}
 	if q := k.queueOf(e.part); q != nil { // nil: not one of writeParts (not expected)
 		q.push(e)
 	}

@@ -7,7 +7,8 @@ import "github.com/flinkgo/flinkgo/snapshot"
 // last). Safe for concurrent use: workers Put while the core goroutine Gets.
 type ActionStore interface {
 	// Get returns the last record Put for k. It reads memory only, never
-	// does I/O. The record is shared: the caller must not modify it.
+	// does I/O. The record is shared: the caller must not modify it. A
+	// HoldHinter need not find a record of an input MayHold rejects.
 	Get(k RecordKey) (*Record, bool)
 	// Put stores r, buffered (group commit): it is durable after the next
 	// Flush. The store keeps r; the caller must not modify it afterwards.

@@ -80,6 +80,9 @@ type Kafka struct {
 	closed bool
 	lat    latencyWindow
 	stats  KafkaStats
+	// promiseFn is k.promise, evaluated once: a method value made at every
+	// Produce would allocate.
+	promiseFn func(*kgo.Record, error)
 }
 
 var (
@@ -174,6 +177,7 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		epoch:   time.Now(),
 		failed:  make(chan struct{}),
 	}
+	k.promiseFn = k.promise // one func value for every record
 	k.acks = sync.NewCond(&k.mu)
 	k.space = sync.NewCond(&k.mu)
 	if err := k.setup(ctx); err != nil {

@@ -26,15 +26,14 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	// version replaces them).
 	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning &&
 		len(r.Updates) == 0 && len(r.Events) == 0
-	e := &kEntry{key: r.Key, rec: r, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
-	var key, val []byte
+	var key, plain, val []byte
 	if hold {
 		if err := checkHeld(r); err != nil {
 			return err
 		}
 	} else {
 		var err error
-		if key, val, err = k.encode(e); err != nil {
+		if key, plain, val, err = k.encode(r); err != nil {
 			return err
 		}
 	}
@@ -54,7 +53,13 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		k.mu.Unlock()
 		return err
 	}
-	k.linkLocked(e, r.Slot)
+	var e *kEntry
+	if hold {
+		e = &kEntry{key: r.Key, rec: r, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+		k.linkLocked(e, r.Slot)
+	} else {
+		e = k.writtenLocked(r, plain, len(key)+len(plain))
+	}
 	k.puts++
 	if hold {
 		e.heldAt = max(time.Since(k.epoch), 1)
@@ -66,17 +71,16 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		k.mu.Unlock()
 		return nil
 	}
-	kr := k.startLocked(e, key, val)
+	w := k.startLocked(e, key, val)
 	k.mu.Unlock()
-
-	start := time.Now()
+	kr, start := &w.kr, w.start
 	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
 	// order of a key's versions holds: Puts of one key are not concurrent,
 	// and a held version is produced (under k.mu) before the Put that
 	// replaces it takes k.mu, or never.
 	switch {
 	case !durable && !k.cfg.flushPerRecord:
-		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
+		k.cl.Produce(k.ctx, kr, k.promiseFn)
 		return nil
 	case durable && !k.cfg.flushPerRecord:
 		// ProduceSync sends the record's partition at once instead of after
@@ -112,18 +116,46 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	return nil
 }
 
-// encode returns the Kafka key and value of e's record and sets e.size.
-func (k *Kafka) encode(e *kEntry) (key, val []byte, err error) {
-	key, plain, err := encodeKeyValue(e.rec)
-	if err != nil {
-		return nil, nil, err
+// encode returns r's Kafka key, its plain value and the value written (plain
+// sealed if values are encrypted).
+func (k *Kafka) encode(r *Record) (key, plain, val []byte, err error) {
+	if key, plain, err = encodeKeyValue(r); err != nil {
+		return nil, nil, nil, err
 	}
 	if val, err = k.ciph.seal(key, plain); err != nil {
+		return nil, nil, nil, err
+	}
+	return key, plain, val, nil
+}
+
+// encodeHeld encodes held record e for writing: it keeps the plain value
+// and drops the record.
+func (k *Kafka) encodeHeld(e *kEntry) (key, val []byte, err error) {
+	key, plain, val, err := k.encode(e.rec)
+	if err != nil {
 		return nil, nil, err
 	}
 	e.size = len(key) + len(plain)
 	e.rec, e.plain = nil, plain
 	return key, val, nil
+}
+
+// writtenLocked makes a written version of r's key (plain, its encoded
+// value; size, with its key) the newest and returns its entry. A held
+// version it replaces is never written: the new one holds all of it, and
+// takes over its entry, which saves the allocation of most running records'
+// successors. REQUIRES: k.mu held.
+func (k *Kafka) writtenLocked(r *Record, plain []byte, size int) *kEntry {
+	if in, i := k.idx.find(&r.Key, r.Slot); i >= 0 {
+		if old := in.entries[i]; old.heldAt > 0 {
+			old.heldAt, old.rec, old.plain, old.size = 0, nil, plain, size // its place in k.held is skipped now
+			k.stats.RunningCoalesced++
+			return old
+		}
+	}
+	e := &kEntry{key: r.Key, plain: plain, size: size, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+	k.linkLocked(e, r.Slot)
+	return e
 }
 
 // checkHeld checks a running record to be held as EncodeRecord would, so
@@ -159,11 +191,30 @@ func (k *Kafka) linkLocked(e *kEntry, slot *InputSlot) {
 	}
 }
 
+// kWrite is a record on its way to Kafka. Its kgo record's Context (the
+// field franz-go keeps for enriching a record) is the kWrite itself, whose
+// Done is Background's: the store's one promise (promise) finds the entry
+// through it, without a closure per record.
+type kWrite struct {
+	context.Context
+	kr    kgo.Record
+	e     *kEntry
+	start time.Time
+}
+
 // startLocked counts e as produced in the current flush generation and
 // returns its Kafka record. REQUIRES: k.mu held.
-func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kgo.Record {
+func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kWrite {
 	e.gen = k.sentLocked(e.part)
-	return &kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val}
+	w := &kWrite{Context: context.Background(), e: e, start: time.Now()}
+	w.kr = kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val, Context: w}
+	return w
+}
+
+// promise is the promise of the records produced by startLocked's kWrite.
+func (k *Kafka) promise(kr *kgo.Record, err error) {
+	w := kr.Context.(*kWrite)
+	k.acked(w.e, kr, w.start, err)
 }
 
 // sentLocked counts one record produced to partition part in the current
@@ -192,14 +243,12 @@ func (k *Kafka) releaseLocked(all bool, cutoff time.Duration) {
 			continue // replaced, or pruned
 		}
 		e.heldAt = 0
-		key, val, err := k.encode(e)
+		key, val, err := k.encodeHeld(e)
 		if err != nil { // checkHeld let it through: a bug, but never lose it silently
 			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
 			return
 		}
-		kr := k.startLocked(e, key, val)
-		start := time.Now()
-		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) { k.acked(e, kr, start, err) })
+		k.cl.Produce(k.ctx, &k.startLocked(e, key, val).kr, k.promiseFn)
 	}
 	if k.heldHead == len(k.held) {
 		clear(k.held)

@@ -360,7 +360,12 @@ func (w *writer) snapshot(cp int64, sections []*snapshot.Section) error {
 	}
 	mk := snapshot.Marker{Version: snapshot.MarkerVersion, Backend: "none"}
 	if w.store != nil {
-		if mk, err = w.store.Flush(); err != nil {
+		if cf, ok := w.store.(statestore.CutFlusher); ok {
+			mk, err = cf.FlushCut(cp)
+		} else {
+			mk, err = w.store.Flush()
+		}
+		if err != nil {
 			return &ProtocolError{Code: CodeStoreFailed, Err: err, Message: fmt.Sprintf("flushing the action-state store for checkpoint %d: %v", cp, err)}
 		}
 	}

@@ -72,6 +72,10 @@ type Kafka struct {
 	epoch    time.Time // the origin of kEntry.heldAt
 	puts     int64
 	rebuilt  bool // Recover ran
+	// cutFlushed is the latest cut FlushCut took a marker after (-1: none).
+	// No later marker needs an input done before the cut after it, so with
+	// tombstones off such inputs leave memory as soon as they are done.
+	cutFlushed int64
 	// recSeq is, after Recover, the highest input of each key it recovered
 	// a record of; written by Recover only, read by MayHold without k.mu.
 	recSeq map[keyID]uint64
@@ -92,6 +96,7 @@ var (
 	_ HoldHinter           = (*Kafka)(nil)
 	_ SlotTracker          = (*Kafka)(nil)
 	_ Lender               = (*Kafka)(nil)
+	_ CutFlusher           = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -172,10 +177,11 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 	}
 	k := &Kafka{
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
-		idx:     newKIndex(),
-		genWait: make(map[uint64]int),
-		epoch:   time.Now(),
-		failed:  make(chan struct{}),
+		idx:        newKIndex(),
+		cutFlushed: -1,
+		genWait:    make(map[uint64]int),
+		epoch:      time.Now(),
+		failed:     make(chan struct{}),
 	}
 	k.promiseFn = k.promise // one func value for every record
 	k.acks = sync.NewCond(&k.mu)
@@ -413,10 +419,72 @@ func (k *Kafka) LendsRecords() {}
 
 // MarkInputDoneIn implements SlotTracker: MarkInputDone, finding the input
 // through slot (the one its records were Put with) instead of a lookup.
+// An input done after the cut of the latest FlushCut's checkpoint is
+// needed by no later marker: with tombstones off, its records leave memory
+// at once (see FlushCut).
 func (k *Kafka) MarkInputDoneIn(slot *InputSlot, kg int32, keyHash [32]byte, seq uint64, lastCut int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.idx.markDone(inputID{kg, keyHash, seq}, lastCut, slot)
+	id := inputID{kg, keyHash, seq}
+	if lastCut <= k.cutFlushed && !k.cfg.tombstones {
+		if in := k.idx.inputOf(id, slot); in != nil && !in.marked {
+			k.idx.take(in, k.dropLocked)
+		}
+		return
+	}
+	k.idx.markDone(id, lastCut, slot)
+}
+
+// FlushCut implements CutFlusher: Flush, for the checkpoint whose barrier the
+// core cut as checkpointID. No marker after this one needs a record of an
+// input done before that cut (a restore from this checkpoint or a later one
+// never replays it), so with tombstones off those records leave memory now,
+// and those of inputs done from now on when they are marked done, instead of
+// when a checkpoint completes: the store then holds the records of inputs in
+// flight, not those of every input since the last completed checkpoint.
+// With tombstones on, they stay until CheckpointComplete writes the
+// tombstones.
+func (k *Kafka) FlushCut(checkpointID int64) (snapshot.Marker, error) {
+	m, err := k.Flush()
+	if err != nil || k.cfg.tombstones {
+		return m, err
+	}
+	k.mu.Lock()
+	k.cutFlushed = max(k.cutFlushed, checkpointID)
+	ins := k.idx.due(checkpointID + 1)
+	k.mu.Unlock()
+	go k.takeChunked(ins, nil) // off the snapshot's path; a failure shows at the next write
+	return m, nil
+}
+
+// dropLocked forgets e, a record no restore can need any more.
+// REQUIRES: k.mu held.
+func (k *Kafka) dropLocked(e *kEntry) {
+	e.dropped, e.rec, e.plain, e.heldAt = true, nil, nil, 0
+	k.stats.Pruned++
+}
+
+// takeChunked drops the records of ins in chunks of pruneChunk inputs, so
+// that Puts and the core are not held up by a long prune; tombs, if not nil,
+// collects the dropped records. A Flush in between sees some records still
+// held: its marker is older than it could be, never newer.
+func (k *Kafka) takeChunked(ins []*kInput, tombs *[]*kEntry) {
+	drop := k.dropLocked
+	if tombs != nil {
+		drop = func(e *kEntry) {
+			k.dropLocked(e)
+			*tombs = append(*tombs, e)
+		}
+	}
+	for len(ins) > 0 {
+		n := min(len(ins), pruneChunk)
+		k.mu.Lock()
+		for _, in := range ins[:n] {
+			k.idx.take(in, drop)
+		}
+		k.mu.Unlock()
+		ins = ins[n:]
+	}
 }
 
 // MarkDoneBelow implements RestoredInputTracker: after a Recover, the
@@ -446,25 +514,11 @@ func (k *Kafka) CheckpointComplete(checkpointID int64) error {
 	}
 	ins := k.idx.due(checkpointID)
 	k.mu.Unlock()
-	// The inputs go in chunks, so that Puts and the core are not held up by
-	// a long prune. A Flush in between sees some records still held: its
-	// marker is older than it could be, never newer.
 	var tombs []*kEntry
-	drop := func(e *kEntry) {
-		e.dropped, e.rec, e.plain, e.heldAt = true, nil, nil, 0
-		k.stats.Pruned++
-		if k.cfg.tombstones {
-			tombs = append(tombs, e)
-		}
-	}
-	for len(ins) > 0 {
-		n := min(len(ins), pruneChunk)
-		k.mu.Lock()
-		for _, in := range ins[:n] {
-			k.idx.take(in, drop)
-		}
-		k.mu.Unlock()
-		ins = ins[n:]
+	if k.cfg.tombstones {
+		k.takeChunked(ins, &tombs)
+	} else {
+		k.takeChunked(ins, nil)
 	}
 	k.mu.Lock()
 	gen := k.gen // the next Flush waits for the tombstones too

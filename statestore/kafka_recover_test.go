@@ -456,3 +456,69 @@ func testKafkaBrokerFailure(t *testing.T, env *kafkaEnv) {
 	}
 	t.Logf("failure reported after %v: %v", time.Since(start), err)
 }
+
+// testKafkaFlushCut: after FlushCut(c) an input done before cut c+1 is in
+// no later marker, so (tombstones off) its records leave memory at once,
+// not when a checkpoint completes; one still in flight at a cut stays in
+// that cut's marker.
+func testKafkaFlushCut(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic, owned(0, 3), KafkaRunningLinger(0))
+	a := kRec(1, "a", 1, "act", StatusCompleted) // done after cut 2
+	b := kRec(1, "b", 1, "act", StatusCompleted) // done after cut 1
+	putAll(t, k, a, b)
+	m1, err := k.FlushCut(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() int { k.mu.Lock(); defer k.mu.Unlock(); return k.idx.n }
+	k.MarkInputDone(1, b.Key.KeyHash, 1, 1) // finished before cut 2: no later marker needs it
+	if n := held(); n != 1 {
+		t.Fatalf("%d records held after b was done, want 1 (a)", n)
+	}
+	// a finishes after the core's cut 2 but before the store's FlushCut(2):
+	// it was in flight at cut 2, so marker 2 still covers it.
+	k.MarkInputDone(1, a.Key.KeyHash, 1, 2)
+	if n := held(); n != 1 {
+		t.Fatalf("%d records held, want a until the marker of cut 2 is taken", n)
+	}
+	m2, err := k.FlushCut(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Offsets[1] != m1.Offsets[1] {
+		t.Fatalf("marker 2 at %d: a (offset %d) was in flight at cut 2", m2.Offsets[1], m1.Offsets[1])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for held() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // FlushCut forgets off the snapshot's path
+	}
+	m3, err := k.FlushCut(3)
+	if err != nil || held() != 0 || m3.Offsets[1] != m1.Offsets[1]+2 {
+		t.Fatalf("after a was done: %d held, marker 3 at %d (want the end, %d), %v", held(), m3.Offsets[1], m1.Offsets[1]+2, err)
+	}
+	if s := k.KafkaStats(); s.Pruned != 2 {
+		t.Errorf("%d records pruned, want 2", s.Pruned)
+	}
+	// With tombstones on, records wait for their checkpoint to complete,
+	// which writes their tombstones.
+	tk := openKafka(t, env, testTopic(t), owned(0, 3), KafkaTombstones(true))
+	putAll(t, tk, b)
+	if _, err := tk.FlushCut(1); err != nil {
+		t.Fatal(err)
+	}
+	tk.MarkInputDone(1, b.Key.KeyHash, 1, 1)
+	if _, err := tk.FlushCut(2); err != nil {
+		t.Fatal(err)
+	}
+	if s := tk.KafkaStats(); s.Records != 1 || s.Pruned != 0 {
+		t.Fatalf("tombstones on: %d held, %d pruned before the checkpoint completed; want 1 and 0", s.Records, s.Pruned)
+	}
+	if err := tk.CheckpointComplete(2); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, tk)
+	if s := tk.KafkaStats(); s.Records != 0 || s.Tombstones != 1 {
+		t.Fatalf("after checkpoint 2 completed: %d held, %d tombstones; want 0 and 1", s.Records, s.Tombstones)
+	}
+}

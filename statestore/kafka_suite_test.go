@@ -53,6 +53,7 @@ func runKafkaSuite(t *testing.T, env *kafkaEnv) {
 		{"Encryption", testKafkaEncryption},
 		{"Compression", testKafkaCompression},
 		{"RecoveredInputsKeepValues", testKafkaRecoveredKeep},
+		{"FlushCutForgetsDoneInputs", testKafkaFlushCut},
 		{"ControlTopic", testKafkaControl},
 		{"BrokerFailure", testKafkaBrokerFailure}, // last: it stops the broker
 	}

@@ -71,6 +71,15 @@ type Lender interface {
 	LendsRecords()
 }
 
+// CutFlusher is an ActionStore whose Flush can be told the checkpoint id of
+// the cut it follows (the bridge flushes right after the core's cut for
+// checkpoint id): FlushCut(id) is Flush, after which the store may forget
+// records of inputs done before that cut, and those done later as soon as
+// they are marked done, since no later marker can need them.
+type CutFlusher interface {
+	FlushCut(checkpointID int64) (snapshot.Marker, error)
+}
+
 // SlotTracker is an InputTracker that uses InputSlots: the core calls
 // MarkInputDoneIn, with the slot of the input's records, instead of
 // MarkInputDone. slot may be nil.

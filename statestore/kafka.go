@@ -72,9 +72,10 @@ type Kafka struct {
 	epoch    time.Time // the origin of kEntry.heldAt
 	puts     int64
 	rebuilt  bool // Recover ran
-	// cutFlushed is the latest cut FlushCut took a marker after (-1: none).
-	// No later marker needs an input done before the cut after it, so with
-	// tombstones off such inputs leave memory as soon as they are done.
+	// cutFlushed is the latest cut FlushCut took a marker after, or the cut
+	// Recover restored (0 before either: no marker exists yet). No later
+	// marker needs an input done after it, so with tombstones off such
+	// inputs leave memory as soon as they are done.
 	cutFlushed int64
 	// recSeq is, after Recover, the highest input of each key it recovered
 	// a record of; written by Recover only, read by MayHold without k.mu.
@@ -177,11 +178,10 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 	}
 	k := &Kafka{
 		cfg: cfg, log: cfg.logger.With("topic", cfg.topic), cl: cl, adm: kadm.NewClient(cl), ciph: ciph,
-		idx:        newKIndex(),
-		cutFlushed: -1,
-		genWait:    make(map[uint64]int),
-		epoch:      time.Now(),
-		failed:     make(chan struct{}),
+		idx:     newKIndex(),
+		genWait: make(map[uint64]int),
+		epoch:   time.Now(),
+		failed:  make(chan struct{}),
 	}
 	k.promiseFn = k.promise // one func value for every record
 	k.acks = sync.NewCond(&k.mu)
@@ -398,7 +398,7 @@ func (k *Kafka) Flush() (snapshot.Marker, error) {
 	}
 	for _, p := range k.writeParts {
 		m.Offsets[p] = k.end[p]
-		if e := k.queues[p].front(k.idx.n); e != nil {
+		if e := k.queues[p].front(); e != nil {
 			m.Offsets[p] = e.off
 		}
 	}
@@ -616,8 +616,9 @@ func (k *Kafka) queueOf(p int32) *offsetQueue {
 // offsetQueue holds the acknowledged versions of one partition in offset
 // order; versions no longer needed are removed lazily.
 type offsetQueue struct {
-	q    []*kEntry
-	head int
+	q     []*kEntry
+	head  int
+	limit int // live entries beyond which front sweeps the middle too: twice the needed ones at the last sweep, plus 1024
 }
 
 func (q *offsetQueue) push(e *kEntry) {
@@ -641,15 +642,18 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// front returns the needed version of smallest offset, or nil. held is the
-// number of records the store holds: a queue much longer than that is
-// mostly versions no longer needed, and is swept.
-func (q *offsetQueue) front(held int) *kEntry {
+// front returns the needed version of smallest offset, or nil. A version
+// that is no longer needed is dropped from the head at once; one behind a
+// needed version (an input still in flight) when the queue has grown to
+// twice what was needed at the last sweep (plus 1024), so that the queue, and the
+// entries it keeps alive, stay proportional to what is needed, at amortised
+// O(1) per version.
+func (q *offsetQueue) front() *kEntry {
 	for q.head < len(q.q) && !q.q[q.head].needed() {
 		q.q[q.head] = nil
 		q.head++
 	}
-	if live := len(q.q) - q.head; live > 2*held+4096 {
+	if live := len(q.q) - q.head; live > max(q.limit, 1024) {
 		kept := q.q[:0]
 		for _, e := range q.q[q.head:] {
 			if e.needed() {
@@ -658,6 +662,7 @@ func (q *offsetQueue) front(held int) *kEntry {
 		}
 		clear(q.q[len(kept):])
 		q.q, q.head = kept, 0
+		q.limit = 2*len(kept) + 1024
 	} else if q.head > 1024 && q.head*2 > len(q.q) {
 		n := copy(q.q, q.q[q.head:])
 		clear(q.q[n:])

@@ -46,6 +46,11 @@ func (k *Kafka) Recover(ctx context.Context, markers []snapshot.Marker) error {
 	if err != nil {
 		return err
 	}
+	k.mu.Lock()
+	for _, m := range markers { // the restored cut: no later marker needs an input done after it
+		k.cutFlushed = max(k.cutFlushed, m.CheckpointID)
+	}
+	k.mu.Unlock()
 	if len(all) == 0 {
 		k.log.Info("statestore: no Kafka marker to recover from; starting with an empty action state")
 		return nil

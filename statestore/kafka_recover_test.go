@@ -357,6 +357,7 @@ func testKafkaRecoveredKeep(t *testing.T, env *kafkaEnv) {
 	k := openKafka(t, env, topic, KafkaRunningLinger(0))
 	putAll(t, k, kRec(1, "a", 1, "first", StatusRunning))
 	m := flush(t, k)
+	m.CheckpointID = 5
 	r := openKafka(t, env, topic)
 	if err := r.Recover(testCtx(t), []snapshot.Marker{m}); err != nil {
 		t.Fatal(err)
@@ -370,6 +371,13 @@ func testKafkaRecoveredKeep(t *testing.T, env *kafkaEnv) {
 	}
 	if got, ok := r.Get(other.Key); ok {
 		t.Errorf("Get of another input's acknowledged record = %v: its value is kept", got)
+	}
+	// An input done after the restored cut (5) is in no later marker: it
+	// leaves memory when it is marked done.
+	before := r.KafkaStats().Records
+	r.MarkInputDone(1, other.Key.KeyHash, 1, 5)
+	if s := r.KafkaStats(); s.Records != before-1 || s.Pruned != 1 {
+		t.Errorf("after other was done: %d records held (was %d), %d pruned; want one fewer and 1", s.Records, before, s.Pruned)
 	}
 }
 

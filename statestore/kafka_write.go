@@ -300,6 +300,7 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	}
 	if q := k.queueOf(e.part); q != nil { // nil: not one of writeParts (not expected)
 		q.push(e)
+		q.front() // sweeps what is no longer needed now, not only at the next Flush
 	}
 	if kr.Offset+1 > k.end[e.part] {
 		k.end[e.part] = kr.Offset + 1

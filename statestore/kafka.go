@@ -160,7 +160,8 @@ func NewKafka(ctx context.Context, opts ...KafkaOpt) (*Kafka, error) {
 		// Each partition's batch waits up to the linger for more records: the
 		// broker's work per record falls several-fold when a request carries
 		// tens of records per partition instead of one or two
-		// (benchmarks/kafka). Flush and PutDurable wait for it too.
+		// (benchmarks/kafka). A Flush and a PutDurable do not wait for it
+		// (see Flush and put).
 		kgo.ProducerLinger(cfg.producerLinger),
 		kgo.ProducerBatchCompression(compressionCodec(cfg.compression)),
 		// The store bounds the records in flight itself (maxBuffered), so that
@@ -413,10 +414,6 @@ func (k *Kafka) MarkInputDone(kg int32, keyHash [32]byte, seq uint64, lastCut in
 	k.MarkInputDoneIn(nil, kg, keyHash, seq, lastCut)
 }
 
-// LendsRecords implements Lender: put encodes every record before it
-// returns but a held running one (whose Record it keeps until it is written).
-func (k *Kafka) LendsRecords() {}
-
 // MarkInputDoneIn implements SlotTracker: MarkInputDone, finding the input
 // through slot (the one its records were Put with) instead of a lookup.
 // An input done after the cut of the latest FlushCut's checkpoint is
@@ -456,6 +453,10 @@ func (k *Kafka) FlushCut(checkpointID int64) (snapshot.Marker, error) {
 	go k.takeChunked(ins, nil) // off the snapshot's path; a failure shows at the next write
 	return m, nil
 }
+
+// LendsRecords implements Lender: put encodes every record before it
+// returns but a held running one (whose Record it keeps until it is written).
+func (k *Kafka) LendsRecords() {}
 
 // dropLocked forgets e, a record no restore can need any more.
 // REQUIRES: k.mu held.

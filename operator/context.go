@@ -250,16 +250,15 @@ func (c *Context) record(st statestore.Status, held bool) *statestore.Record {
 		r.Updates = c.updates
 		outs := 0
 		for _, e := range c.events {
-			se := snapshotEvent{ID: e.ID, Type: e.Type, Attrs: e.Attrs, UpstreamID: e.UpstreamID, UpstreamAction: e.UpstreamAction}
+			var out map[string]any
 			if e.Type == OutputEventType {
 				if outs == len(t.outAttrs) {
 					t.outAttrs = append(t.outAttrs, make(map[string]any, 1))
 				}
-				se.Attrs = t.outAttrs[outs]
-				se.Attrs["output"] = e.output
+				out = t.outAttrs[outs]
 				outs++
 			}
-			r.Events = append(r.Events, se)
+			r.Events = append(r.Events, e.toSnapshotIn(out))
 		}
 	}
 	return r

@@ -72,10 +72,18 @@ func (e *Event) String() string {
 
 // toSnapshot converts e for a snapshot or an action-state record. The row of
 // an _input_event is not included (it is stored once, with the input).
-func (e *Event) toSnapshot() snapshot.Event {
+func (e *Event) toSnapshot() snapshot.Event { return e.toSnapshotIn(nil) }
+
+// toSnapshotIn is toSnapshot; an _output_event's row goes into out (an
+// empty map the caller reuses) instead of a new map, if out is not nil.
+func (e *Event) toSnapshotIn(out map[string]any) snapshot.Event {
 	se := snapshot.Event{ID: e.ID, Type: e.Type, Attrs: e.Attrs, UpstreamID: e.UpstreamID, UpstreamAction: e.UpstreamAction}
 	if e.Type == OutputEventType {
-		se.Attrs = map[string]any{"output": e.output}
+		if out == nil {
+			out = make(map[string]any, 1)
+		}
+		out["output"] = e.output
+		se.Attrs = out
 	}
 	return se
 }

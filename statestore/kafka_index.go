@@ -119,6 +119,11 @@ func (x *kIndex) newest(key RecordKey) *kEntry {
 // replaces, or nil. slot (may be nil) is the input's InputSlot.
 func (x *kIndex) set(e *kEntry, slot *InputSlot) (old *kEntry) {
 	in, i := x.find(&e.key, slot)
+	return x.setAt(in, i, e, slot)
+}
+
+// setAt is set with in and i as find returned them for e's key.
+func (x *kIndex) setAt(in *kInput, i int, e *kEntry, slot *InputSlot) (old *kEntry) {
 	switch {
 	case in == nil:
 		in = &kInput{id: e.key.input()}

@@ -146,7 +146,8 @@ func (k *Kafka) encodeHeld(e *kEntry) (key, val []byte, err error) {
 // takes over its entry, which saves the allocation of most running records'
 // successors. REQUIRES: k.mu held.
 func (k *Kafka) writtenLocked(r *Record, plain []byte, size int) *kEntry {
-	if in, i := k.idx.find(&r.Key, r.Slot); i >= 0 {
+	in, i := k.idx.find(&r.Key, r.Slot)
+	if i >= 0 {
 		if old := in.entries[i]; old.heldAt > 0 {
 			old.heldAt, old.rec, old.plain, old.size = 0, nil, plain, size // its place in k.held is skipped now
 			k.stats.RunningCoalesced++
@@ -154,7 +155,7 @@ func (k *Kafka) writtenLocked(r *Record, plain []byte, size int) *kEntry {
 		}
 	}
 	e := &kEntry{key: r.Key, plain: plain, size: size, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
-	k.linkLocked(e, r.Slot)
+	k.chainLocked(e, k.idx.setAt(in, i, e, r.Slot))
 	return e
 }
 
@@ -177,7 +178,12 @@ func checkHeld(r *Record) error {
 // its input's InputSlot. A held version it replaces is never written: e
 // holds all of it. REQUIRES: k.mu held.
 func (k *Kafka) linkLocked(e *kEntry, slot *InputSlot) {
-	old := k.idx.set(e, slot)
+	k.chainLocked(e, k.idx.set(e, slot))
+}
+
+// chainLocked links e, now the newest version of its key, to old, the
+// version it replaced (nil: none). REQUIRES: k.mu held.
+func (k *Kafka) chainLocked(e, old *kEntry) {
 	switch {
 	case old == nil:
 	case old.heldAt > 0:

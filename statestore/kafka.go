@@ -645,10 +645,10 @@ func cmpInt64(a, b int64) int {
 
 // front returns the needed version of smallest offset, or nil. A version
 // that is no longer needed is dropped from the head at once; one behind a
-// needed version (an input still in flight) when the queue has grown to
-// twice what was needed at the last sweep (plus 1024), so that the queue, and the
-// entries it keeps alive, stay proportional to what is needed, at amortised
-// O(1) per version.
+// needed version (an input still in flight) once the queue has grown to
+// twice what was needed at the last sweep, plus 1024. The queue, and the
+// entries it keeps alive, so stay proportional to what is needed, at
+// amortised O(1) per version.
 func (q *offsetQueue) front() *kEntry {
 	for q.head < len(q.q) && !q.q[q.head].needed() {
 		q.q[q.head] = nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,7 +17,10 @@ import (
 // (Bytes), and the *Row values themselves, are valid until Release. After
 // Release the Batch and its rows are recycled; using a Row afterwards panics.
 // Values returned by Row.Value, Str, Time and Decimal are independent
-// copies and stay valid forever.
+// copies and stay valid forever. Strings returned by Row.StrView and
+// Row.ValueView share the batch's bytes when its decoder was told they are
+// never reused (Decoder.ShareInput), and are copies otherwise: valid
+// forever either way.
 //
 // A Batch is read-only: concurrent reads are safe; Release must happen once,
 // after all reads.
@@ -25,6 +29,7 @@ type Batch struct {
 	schema *InputSchema
 	n      int
 	gen    uint64 // incremented on Release; rows carry the value they were made with
+	shared bool   // the bytes are never reused: StrView may alias them
 
 	kg      []int32
 	keyOffs []int32
@@ -61,7 +66,7 @@ var (
 
 // newBatch validates rec against schema and builds the views. It takes its
 // own reference to rec.
-func newBatch(schema *InputSchema, rec arrow.RecordBatch) (b *Batch, err error) {
+func newBatch(schema *InputSchema, rec arrow.RecordBatch, shared bool) (b *Batch, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("%w: record batch: %v", ErrMalformed, r)
@@ -100,7 +105,7 @@ func newBatch(schema *InputSchema, rec arrow.RecordBatch) (b *Batch, err error) 
 	}
 
 	b = batchPool.Get().(*Batch)
-	b.rec, b.schema, b.n = rec, schema, n
+	b.rec, b.schema, b.n, b.shared = rec, schema, n, shared
 	b.kg = kgArr.Int32Values()
 	b.keyOffs, b.keyData = keyOffs, keyData
 	b.ts = tsArr.Int64Values()
@@ -216,7 +221,7 @@ func (b *Batch) Release() {
 
 func (b *Batch) recycle() {
 	b.gen++
-	b.rec, b.schema = nil, nil
+	b.rec, b.schema, b.shared = nil, nil, false
 	b.kg, b.keyOffs, b.keyData, b.ts, b.tsValid = nil, nil, nil, nil, nil
 	clear(b.cols)
 	b.cols = b.cols[:0]
@@ -348,6 +353,46 @@ func (r *Row) Str(j int) string {
 		return ""
 	}
 	return string(c.data[c.offs[r.i]:c.offs[r.i+1]])
+}
+
+// StrView returns a STRING column as a string ("" if null) without copying
+// when the batch's bytes are never reused (Decoder.ShareInput; the bridge
+// decodes so), and as a copy otherwise. A shared string is valid forever,
+// like a substring: it keeps the batch's payload (one DATA frame, up to
+// go.batch.size rows) in memory for as long as it is referenced, so clone
+// (strings.Clone) what is kept beyond the action.
+func (r *Row) StrView(j int) string {
+	c := r.col(j)
+	if c.spec.kind != kindString {
+		panic(r.wrongType(j, "STRING"))
+	}
+	if c.isNull(r.i) {
+		return ""
+	}
+	return r.b.str(c, r.i)
+}
+
+// str returns value i of a STRING column, shared or copied as the batch
+// allows.
+func (b *Batch) str(c *column, i int) string {
+	s, e := c.offs[i], c.offs[i+1]
+	if !b.shared {
+		return string(c.data[s:e])
+	}
+	if s == e {
+		return ""
+	}
+	return unsafe.String(&c.data[s], e-s)
+}
+
+// ValueView is Value, except that STRING columns come as StrView does:
+// shared with the batch's bytes when they are never reused.
+func (r *Row) ValueView(j int) any {
+	c := r.col(j)
+	if c.spec.kind == kindString && !c.isNull(r.i) {
+		return r.b.str(c, r.i)
+	}
+	return r.Value(j)
 }
 
 // Time returns a TIMESTAMP, TIMESTAMP_LTZ or DATE column as a UTC time

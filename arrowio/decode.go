@@ -22,6 +22,7 @@ type Decoder struct {
 	schema *InputSchema
 	alloc  memory.Allocator
 
+	shared     bool   // the input bytes are never reused: strings may share them (ShareInput)
 	schemaRaw  []byte // last schema message accepted (a private copy)
 	schemaMeta []byte // its flatbuffer metadata, inside schemaRaw
 	rd         *ipc.Reader
@@ -38,6 +39,13 @@ type Decoder struct {
 func NewDecoder(s *InputSchema, alloc memory.Allocator) *Decoder {
 	return &Decoder{schema: s, alloc: alloc}
 }
+
+// ShareInput declares that the bytes passed to DecodeBatch are never
+// modified or reused once passed (every payload is its own buffer, left to
+// the garbage collector), so that Row.StrView and Row.ValueView may return
+// strings that share them instead of copies. It has no effect with an
+// allocator, whose buffers are reused after Release.
+func (d *Decoder) ShareInput() { d.shared = d.alloc == nil }
 
 // Schema returns the input schema the decoder checks batches against.
 func (d *Decoder) Schema() *InputSchema { return d.schema }
@@ -131,7 +139,7 @@ func (d *Decoder) DecodeBatch(ipcStream []byte) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBatch(d.schema, rec)
+	b, err := newBatch(d.schema, rec, d.shared)
 	rec.Release() // newBatch holds its own reference
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ type inMsg struct {
 // zero-copy and keeps its payload alive until the core releases the batch.
 func (s *server) reader(out chan<- inMsg, stop <-chan struct{}) {
 	dec := arrowio.NewDecoder(s.schema, nil)
+	dec.ShareInput() // every payload is a fresh buffer, never reused (below)
 	defer dec.Close()
 	send := func(m inMsg) bool {
 		select {

@@ -124,6 +124,31 @@ func Get(r Row, name string) (any, bool) {
 	return r.Value(i), true
 }
 
+// ViewRow is implemented by rows that can return a STRING column without
+// copying it (arrowio.Row, in the bridge). See GetView.
+type ViewRow interface {
+	ValueView(i int) any
+}
+
+// GetView is Get for hot paths: a STRING column may come back sharing the
+// input batch's memory instead of as a copy (rows that are not a ViewRow
+// return what Value does). Such a string is valid forever, like a
+// substring, but keeps the whole input batch (up to go.batch.size rows) in
+// memory while it is referenced: use it for values the action reads,
+// compares or emits, and clone (strings.Clone) one that it keeps beyond
+// the action. Memory.Set clones a string value it is given; strings inside
+// a list or an object it stores as they are.
+func GetView(r Row, name string) (any, bool) {
+	i := r.Index(name)
+	if i < 0 {
+		return nil, false
+	}
+	if vr, ok := r.(ViewRow); ok {
+		return vr.ValueView(i), true
+	}
+	return r.Value(i), true
+}
+
 // GetInt64 returns an integer column; an error names the column when it is
 // missing or of another type.
 func GetInt64(r Row, name string) (int64, error) {

@@ -220,6 +220,11 @@ func (m *Memory) Set(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMemory, err)
 	}
+	if s, ok := nv.(string); ok {
+		// It may share an input batch's memory (GetView); kept in memory, it
+		// would keep the whole batch alive.
+		nv = strings.Clone(s)
+	}
 	if it, ok := m.lookup(path); ok && it.obj {
 		return fmt.Errorf("%w: %q is an object; use NewObject(%q, true) to replace it, or set a field below it", ErrMemory, path, path)
 	}

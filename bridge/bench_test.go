@@ -39,19 +39,25 @@ func rssKiB(field string) int64 {
 	return 0
 }
 
-// passAgent emits every input row as its output row.
-func passAgent() *operator.Agent {
+// passAgent emits every input row as its output row; inline: its action
+// runs on the core goroutine (operator.Action.Inline).
+func passAgent(inline bool) *operator.Agent {
 	return &operator.Agent{
 		Name: "pass",
 		Actions: []operator.Action{{Name: "pass", Listen: []string{operator.InputEventType},
 			Fn: func(ctx *operator.Context, ev *operator.Event) error {
 				in := ev.Input()
 				vals := make([]any, in.NumFields())
+				vr, _ := in.(operator.ViewRow)
 				for i := range vals {
-					vals[i] = in.Value(i)
+					if vr != nil {
+						vals[i] = vr.ValueView(i)
+					} else {
+						vals[i] = in.Value(i)
+					}
 				}
 				return ctx.SendEvent(operator.NewOutput(vals...))
-			}}},
+			}, Inline: inline}},
 		Output: []operator.Column{{Name: "k", Type: "STRING"}, {Name: "n", Type: "BIGINT"}, {Name: "payload", Type: "STRING"}},
 	}
 }
@@ -69,13 +75,14 @@ func BenchmarkServePassThrough(b *testing.B) {
 		if threads > 0 {
 			name = fmt.Sprintf("threads=%d", threads)
 		}
-		b.Run(name, func(b *testing.B) { benchPass(b, threads) })
+		b.Run(name, func(b *testing.B) { benchPass(b, threads, false) })
 	}
+	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true) })
 }
 
-func benchPass(b *testing.B, threads int) {
+func benchPass(b *testing.B, threads int, inline bool) {
 	const batchRows = 1024
-	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent()}}, passCols)
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(inline)}}, passCols)
 	opts := map[string]string{}
 	if threads > 0 {
 		opts["num-async-threads"] = fmt.Sprint(threads)
@@ -176,7 +183,7 @@ func benchPass(b *testing.B, threads int) {
 func BenchmarkCoreOnlyPass(b *testing.B) {
 	cfg := operator.DefaultConfig()
 	cfg.MaxConcurrency = 64
-	c, err := operator.NewCore(passAgent(), cfg, nil)
+	c, err := operator.NewCore(passAgent(false), cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,10 +29,12 @@ type AgentManifest struct {
 	Options []OptionDoc      `json:"options"`
 }
 
-// ActionManifest is one action and the event types it listens to.
+// ActionManifest is one action and the event types it listens to; inline
+// if its body runs on the core goroutine (operator.Action.Inline).
 type ActionManifest struct {
 	Name   string   `json:"name"`
 	Listen []string `json:"listen"`
+	Inline bool     `json:"inline,omitempty"`
 }
 
 // ColumnManifest is one output column with its canonical Flink SQL type.
@@ -64,7 +66,7 @@ func Describe(agents ...*operator.Agent) (*Manifest, error) {
 		}
 		am := AgentManifest{Name: a.Name, Actions: []ActionManifest{}, Output: []ColumnManifest{}, Options: Options()}
 		for _, act := range a.Actions {
-			am.Actions = append(am.Actions, ActionManifest{Name: act.Name, Listen: append([]string(nil), act.Listen...)})
+			am.Actions = append(am.Actions, ActionManifest{Name: act.Name, Listen: append([]string(nil), act.Listen...), Inline: act.Inline})
 		}
 		for _, c := range cols {
 			am.Output = append(am.Output, ColumnManifest{Name: c.Name, Type: c.Type})

@@ -53,9 +53,12 @@ type loop struct {
 	stopRd  chan struct{}
 	pending []outItem
 	results []*operator.Result
-	credit  int64 // rows the operator may still send
-	debt    int   // credit of restored inputs, not granted again
-	ended   bool  // END_INPUT seen
+	// toPool and inline split a Ready's tasks: inline ones (Action.Inline)
+	// run here, the others on the pool.
+	toPool, inline []*operator.Task
+	credit         int64 // rows the operator may still send
+	debt           int   // credit of restored inputs, not granted again
+	ended          bool  // END_INPUT seen
 	// readerDone: the reader sent its last message (an error) and returned.
 	readerDone bool
 	start      time.Time
@@ -164,9 +167,34 @@ func (l *loop) pump() error {
 				l.pending = append(l.pending, outItem{kind: outEndAck})
 			}
 		}
-		l.pool.submit(rd.Tasks)
+		l.runTasks(rd.Tasks)
 	}
 	return nil
+}
+
+// runTasks hands tasks to the pool, except those of Inline actions, which
+// it runs here and completes at once (after the pool has its share, so the
+// workers are busy meanwhile).
+func (l *loop) runTasks(ts []*operator.Task) {
+	l.toPool, l.inline = l.toPool[:0], l.inline[:0]
+	for _, t := range ts {
+		if t.Inline() {
+			l.inline = append(l.inline, t)
+		} else {
+			l.toPool = append(l.toPool, t)
+		}
+	}
+	if len(l.inline) == 0 {
+		l.pool.submit(ts)
+		return
+	}
+	l.pool.submit(l.toPool)
+	l.core.Tick(l.now()) // retry back-off is measured from now, as in complete
+	for i, t := range l.inline {
+		l.core.Complete(t.Run())
+		l.inline[i] = nil
+	}
+	clear(l.toPool)
 }
 
 // grant passes credit for finished inputs on to the operator, after the

@@ -37,6 +37,10 @@ type Task struct {
 // Action returns the name of the action this task runs.
 func (t *Task) Action() string { return t.act.Name }
 
+// Inline reports whether the task's action is declared Inline: its body
+// never blocks, so the caller may run it on the core's goroutine.
+func (t *Task) Inline() bool { return t.act.Inline }
+
 // KeyGroup returns the key group of the task's key.
 func (t *Task) KeyGroup() int32 { return t.ks.kg }
 

@@ -1,6 +1,10 @@
 package operator
 
-import "github.com/flinkgo/flinkgo/snapshot"
+import (
+	"encoding/binary"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+)
 
 // Event ids are deterministic: a function of the seed, the key's hash, the
 // input sequence number and the event's position among the events the input
@@ -19,10 +23,8 @@ func eventID(seed, keyHash, seq uint64, pos uint32) snapshot.UUID {
 	hi := mix64(seed ^ keyHash ^ seq*0x9e3779b97f4a7c15)
 	lo := mix64(hi ^ (uint64(pos)+1)*0xc2b2ae3d27d4eb4f ^ seq)
 	var u snapshot.UUID
-	for i := 0; i < 8; i++ {
-		u[i] = byte(hi >> (56 - 8*i))
-		u[8+i] = byte(lo >> (56 - 8*i))
-	}
+	binary.BigEndian.PutUint64(u[:8], hi)
+	binary.BigEndian.PutUint64(u[8:], lo)
 	u[6] = (u[6] & 0x0f) | 0x80 // version 8
 	u[8] = (u[8] & 0x3f) | 0x80 // RFC 9562 variant
 	return u

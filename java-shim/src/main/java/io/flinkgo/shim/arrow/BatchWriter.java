@@ -2,6 +2,7 @@ package io.flinkgo.shim.arrow;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,7 +12,12 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -39,6 +45,7 @@ public final class BatchWriter implements AutoCloseable {
     private final ValueWriter[] columns;
     private final List<TypeMapping.InputField> fields;
     private final byte[] schemaBytes;
+    private final VectorUnloader unloader;
     private int rows;
     private long bytes;
 
@@ -53,6 +60,7 @@ public final class BatchWriter implements AutoCloseable {
         Schema schema = inputSchema(fields);
         this.schemaBytes = SchemaIO.toBytes(schema);
         this.root = VectorSchemaRoot.create(schema, allocator);
+        this.unloader = new VectorUnloader(root);
         this.keyGroups = (IntVector) root.getVector(KEY_GROUP);
         this.keys = (VarBinaryVector) root.getVector(KEY);
         this.timestamps = (BigIntVector) root.getVector(TS);
@@ -127,23 +135,14 @@ public final class BatchWriter implements AutoCloseable {
     public int finish(OutputStream out) throws IOException {
         int n = rows;
         root.setRowCount(n);
-        // The writer closes its stream when closed; the caller's stream must stay open.
-        OutputStream keepOpen = new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                out.write(b, off, len);
-            }
-        };
-        try (ArrowStreamWriter w = new ArrowStreamWriter(root, null, keepOpen)) {
-            w.start();
-            w.writeBatch();
-            w.end();
+        // What ArrowStreamWriter writes (schema message, record batch message, end-of-stream
+        // marker), without building a writer and serialising the unchanged schema per batch.
+        WriteChannel ch = new WriteChannel(Channels.newChannel(out));
+        ch.write(schemaBytes);
+        try (ArrowRecordBatch rb = unloader.getRecordBatch()) {
+            MessageSerializer.serialize(ch, rb);
         }
+        ArrowStreamWriter.writeEndOfStream(ch, IpcOption.DEFAULT);
         reset();
         return n;
     }

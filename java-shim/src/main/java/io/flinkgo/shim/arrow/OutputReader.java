@@ -2,13 +2,21 @@ package io.flinkgo.shim.arrow;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.channels.Channels;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ReadChannel;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.MessageMetadataResult;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -34,6 +42,12 @@ public final class OutputReader implements AutoCloseable {
     private final ColumnType rowType;
     private final Schema schema;
     private final LinkedHashMap<String, Integer> positions;
+    // Kept between payloads while the schema message stays the same (see read).
+    private byte[] lastSchema;
+    private VectorSchemaRoot root;
+    private VectorLoader loader;
+    private BigIntVector ts;
+    private ValueReader[] columns;
 
     public OutputReader(BufferAllocator parent, long limit, ColumnType rowType) {
         this.allocator = parent.newChildAllocator("flinkgo-output-reader", 0, limit);
@@ -69,24 +83,61 @@ public final class OutputReader implements AutoCloseable {
     /**
      * Decodes one OUTPUT payload and hands each row to {@code sink}, in order.
      *
+     * <p>Every payload is a whole IPC stream, schema first. The schema message is compared
+     * byte-wise with the previous payload's; only a different one is parsed and checked, and the
+     * vectors (and their readers) are kept between payloads, so a steady stream of OUTPUT frames
+     * costs one record batch load each.
+     *
      * @return the number of rows
      */
     public int read(byte[] ipcStream, RowSink sink) throws Exception {
-        int total = 0;
-        try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(ipcStream), allocator)) {
-            VectorSchemaRoot root;
+        ReadChannel in = new ReadChannel(Channels.newChannel(new ByteArrayInputStream(ipcStream)));
+        MessageMetadataResult sm;
+        try {
+            sm = MessageSerializer.readMessage(in);
+        } catch (IOException | RuntimeException e) {
+            throw malformed("not an Arrow IPC stream: " + e, e);
+        }
+        if (sm == null || sm.getMessage().headerType() != MessageHeader.Schema) {
+            throw malformed("the stream does not start with a schema message", null);
+        }
+        int schemaEnd = (int) in.bytesRead();
+        if (root == null || !Arrays.equals(ipcStream, 0, schemaEnd, lastSchema, 0, lastSchema.length)) {
+            Schema announced;
             try {
-                root = r.getVectorSchemaRoot();
-            } catch (IOException | RuntimeException e) {
-                throw new ProtocolException(ErrorCode.MALFORMED_FRAME, "OUTPUT: not an Arrow IPC stream: " + e, e);
+                announced = MessageSerializer.deserializeSchema(sm.getMessage());
+            } catch (RuntimeException e) {
+                throw malformed("bad schema message: " + e, e);
             }
-            checkSchema(root.getSchema());
-            BigIntVector ts = (BigIntVector) root.getVector(0);
-            ValueReader[] columns = new ValueReader[rowType.fieldNames().size()];
-            for (int i = 0; i < columns.length; i++) {
-                columns[i] = ValueReader.create(rowType.fieldTypes().get(i), (FieldVector) root.getVector(i + 1));
-            }
-            while (r.loadNextBatch()) {
+            checkSchema(announced);
+            useSchema(announced);
+            lastSchema = Arrays.copyOf(ipcStream, schemaEnd);
+        }
+        int total = 0;
+        try {
+            while (true) {
+                MessageMetadataResult m;
+                try {
+                    m = MessageSerializer.readMessage(in);
+                } catch (IOException | RuntimeException e) {
+                    throw malformed("bad message after " + total + " rows: " + e, e);
+                }
+                if (m == null) {
+                    break; // end of stream
+                }
+                if (m.getMessage().headerType() != MessageHeader.RecordBatch) {
+                    throw malformed("expected a record batch message, got header type " + m.getMessage().headerType(), null);
+                }
+                try {
+                    // deserializeRecordBatch takes over the body's reference (it releases it once the
+                    // batch holds its slices); closing the batch releases those.
+                    ArrowBuf body = MessageSerializer.readMessageBody(in, m.getMessageBodyLength(), allocator);
+                    try (ArrowRecordBatch rb = MessageSerializer.deserializeRecordBatch(m.getMessage(), body)) {
+                        loader.load(rb);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    throw malformed("bad record batch: " + e, e);
+                }
                 int n = root.getRowCount();
                 for (int row = 0; row < n; row++) {
                     Object[] values = new Object[columns.length];
@@ -97,12 +148,39 @@ public final class OutputReader implements AutoCloseable {
                 }
                 total += n;
             }
+            if (in.bytesRead() != ipcStream.length) {
+                throw malformed((ipcStream.length - in.bytesRead()) + " bytes after the end-of-stream marker", null);
+            }
+        } finally {
+            root.clear(); // the batch's buffers go back now, not at the next frame
         }
         return total;
     }
 
+    /** (Re)creates the vectors and readers for a schema that passed {@link #checkSchema}. */
+    private void useSchema(Schema s) {
+        if (root != null) {
+            root.close();
+        }
+        root = VectorSchemaRoot.create(s, allocator);
+        loader = new VectorLoader(root);
+        ts = (BigIntVector) root.getVector(0);
+        columns = new ValueReader[rowType.fieldNames().size()];
+        for (int i = 0; i < columns.length; i++) {
+            columns[i] = ValueReader.create(rowType.fieldTypes().get(i), (FieldVector) root.getVector(i + 1));
+        }
+    }
+
+    private static ProtocolException malformed(String what, Throwable cause) {
+        return new ProtocolException(ErrorCode.MALFORMED_FRAME, "OUTPUT: " + what, cause);
+    }
+
     @Override
     public void close() {
+        if (root != null) {
+            root.close();
+            root = null;
+        }
         allocator.close();
     }
 }

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -135,11 +136,18 @@ func normalize(v any) (any, *badValue) {
 }
 
 // same reports whether a normalised value is the very value it came from.
-// Only scalar widening changes a value, and widening always changes its type.
+// Widening a scalar always changes its type; a list or an object holding a
+// widened value comes back as a copy, so for those the identity tells.
 func same(n, e any) bool {
-	switch e.(type) {
-	case nil, bool, int64, float64, string, []byte, []any, map[string]any:
+	switch x := e.(type) {
+	case nil, bool, int64, float64, string, []byte:
 		return true
+	case []any:
+		y, ok := n.([]any)
+		return ok && len(y) == len(x) && (len(x) == 0 || &y[0] == &x[0])
+	case map[string]any:
+		y, ok := n.(map[string]any)
+		return ok && reflect.ValueOf(y).UnsafePointer() == reflect.ValueOf(x).UnsafePointer()
 	}
 	return false
 }

@@ -18,6 +18,12 @@ func TestNormalize(t *testing.T) {
 		{"widened", map[string]any{"n": int32(3), "l": []any{uint8(1), float32(0.5)}},
 			map[string]any{"n": int64(3), "l": []any{int64(1), float64(0.5)}}, ""},
 		{"typed slice", []string{"x"}, []any{"x"}, ""},
+		// Only a nested value changes: the copy of the inner container must
+		// reach the outer one (map order must not matter).
+		{"widened in a nested list only", map[string]any{"l": []any{uint8(1)}, "s": "x"},
+			map[string]any{"l": []any{int64(1)}, "s": "x"}, ""},
+		{"widened in a nested object only", []any{"x", map[string]any{"n": int16(2)}},
+			[]any{"x", map[string]any{"n": int64(2)}}, ""},
 		{"path to a bad value", map[string]any{"a": []any{int64(1), map[string]any{"b": odd{}}}}, nil,
 			`value at "mem.a[1].b" has Go type operator.odd`},
 		{"overflow", []any{uint64(1 << 63)}, nil, `value at "mem[0]": uint64 9223372036854775808 overflows int64`},

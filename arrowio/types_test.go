@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,6 +129,35 @@ func TestNewInputSchemaRejects(t *testing.T) {
 		// The same through the wire: flatbuffer pre-check or arrow-level.
 		if _, err := ReadInputSchema(SchemaMessage(s)); !errors.Is(err, ErrSchema) {
 			t.Errorf("wire %v: %v", s, err)
+		}
+	}
+}
+
+// TestInputSchemaIndex finds every column by name, and none that is not
+// there, both for few columns (a linear scan) and for many (a map).
+func TestInputSchemaIndex(t *testing.T) {
+	for _, n := range []int{1, 3, 8, 9, 20} {
+		var cols []Column
+		for i := 0; i < n; i++ {
+			cols = append(cols, Column{Name: fmt.Sprintf("c%d", i), Type: "BIGINT"})
+		}
+		s, err := InputSchemaFor(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		is, err := NewInputSchema(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			if got := is.Index(c.Name); got != i {
+				t.Errorf("%d columns: Index(%q) = %d, want %d", n, c.Name, got, i)
+			}
+		}
+		for _, missing := range []string{"", "c", fmt.Sprintf("c%d", n), "_key"} {
+			if got := is.Index(missing); got != -1 {
+				t.Errorf("%d columns: Index(%q) = %d, want -1", n, missing, got)
+			}
 		}
 	}
 }

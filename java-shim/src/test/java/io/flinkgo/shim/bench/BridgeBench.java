@@ -48,6 +48,7 @@ import io.flinkgo.shim.GoAgents;
  * Go processes is sampled every 100 ms.
  *
  * <p>System properties: {@code flinkgo.testagent} (required), {@code bench.rows} (per run),
+ * {@code bench.warmupRows} (per warm-up run of each pipeline; default {@code bench.rows}),
  * {@code bench.parallelism} (e.g. {@code 1,2}), {@code bench.repeats} (median of; default 3),
  * {@code bench.out} (a Markdown file for the table), {@code bench.profileDir} (if set, every
  * measured bridge run passes {@code go.cpuprofile=<dir>/go-<run>.pprof} to the Go processes),
@@ -189,9 +190,12 @@ public final class BridgeBench {
             Thread t = new Thread(sampler, "rss-sampler");
             t.setDaemon(true);
             t.start();
-            // Warm-up: JIT for both pipelines; not reported.
-            run(cluster, reporter, sampler, binary, "map", 1, Math.max(rows / 5, 10_000), "warmup");
-            run(cluster, reporter, sampler, binary, "bridge", 1, Math.max(rows / 5, 10_000), "warmup");
+            // Warm-up: JIT for both pipelines; not reported. A run of a fifth of the rows left C2
+            // compiling about half a core's worth during the measured runs that followed (JFR
+            // jdk.CompilerStatistics), which counted against whichever pipeline has more code.
+            long warmup = Math.max(Long.getLong("bench.warmupRows", rows), 10_000);
+            run(cluster, reporter, sampler, binary, "map", 1, warmup, "warmup");
+            run(cluster, reporter, sampler, binary, "bridge", 1, warmup, "warmup");
             List<String> pipelines = List.of(System.getProperty("bench.pipelines", "map,bridge").split(","));
             for (int p : parallelisms) {
                 for (String pipeline : pipelines) {

@@ -159,9 +159,30 @@ func CheckValue(path string, v any) error {
 		return err
 	}
 	if !same(n, v) {
-		return fmt.Errorf("operator: value at %q has Go type %T; convert it to int64 or float64", path, v)
+		p, t := widened(path, v)
+		return fmt.Errorf("operator: value at %q has Go type %T; convert it to one of nil, bool, int64, float64, string, []byte, []any or map[string]any", p, t)
 	}
 	return nil
+}
+
+// widened finds the first value below path that Normalize would widen (v
+// must hold one) and returns its path and the value.
+func widened(path string, v any) (string, any) {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if n, _ := normalize(e); !same(n, e) {
+				return widened(path+"["+strconv.Itoa(i)+"]", e)
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if n, _ := normalize(e); !same(n, e) {
+				return widened(path+"."+k, e)
+			}
+		}
+	}
+	return path, v
 }
 
 // normalizeRowValue is Normalize for output rows, which may also carry

@@ -41,3 +41,26 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckValue accepts values in the domain as they are and names the
+// first one, however deep, that would need converting.
+func TestCheckValue(t *testing.T) {
+	for _, ok := range []any{nil, int64(1), "s", []any{int64(1), map[string]any{"a": 1.5}}} {
+		if err := CheckValue("attr", ok); err != nil {
+			t.Errorf("CheckValue(%#v): %v", ok, err)
+		}
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{int32(1), `value at "attr" has Go type int32`},
+		{map[string]any{"l": []any{int64(1), uint8(2)}}, `value at "attr.l[1]" has Go type uint8`},
+		{[]any{"x", []string{"y"}}, `value at "attr[1]" has Go type []string`},
+	} {
+		err := CheckValue("attr", c.v)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckValue(%#v) = %v, want an error with %q", c.v, err, c.want)
+		}
+	}
+}

@@ -63,7 +63,11 @@ func alignedMake(size, capacity int) []byte {
 }
 
 // Allocate implements memory.Allocator.
-func (p *PoolAllocator) Allocate(size int) []byte {
+func (p *PoolAllocator) Allocate(size int) []byte { return p.get(size, 0) }
+
+// get returns a zeroed buffer of length size, except that its first keep
+// bytes may hold garbage (the caller overwrites them).
+func (p *PoolAllocator) get(size, keep int) []byte {
 	c := sizeClass(size)
 	if c < 0 {
 		return alignedMake(size, size)
@@ -75,7 +79,7 @@ func (p *PoolAllocator) Allocate(size int) []byte {
 		p.free[c] = p.free[c][:n-1]
 		p.retained -= cap(b)
 		p.mu.Unlock()
-		clear(b[:cap(b)])
+		clear(b[keep:cap(b)])
 		return b[:size]
 	}
 	p.mu.Unlock()
@@ -87,7 +91,7 @@ func (p *PoolAllocator) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) {
 		return b[:size]
 	}
-	nb := p.Allocate(size)
+	nb := p.get(size, len(b)) // the copy overwrites the first len(b) bytes
 	copy(nb, b)
 	p.Free(b)
 	return nb

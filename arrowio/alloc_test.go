@@ -35,6 +35,23 @@ func TestPoolAllocator(t *testing.T) {
 	if string(b[:10]) != "0123456789" || len(b) != 1000 {
 		t.Fatal("reallocate lost data")
 	}
+	// Growing into a reused, dirty buffer: the old content, then zeros.
+	d := p.Allocate(1000)
+	for i := range d[:cap(d)] {
+		d[:cap(d)][i] = 0xCD
+	}
+	p.Free(d)
+	g := p.Allocate(10)
+	copy(g, "abcdefghij")
+	g = p.Reallocate(900, g)
+	if string(g[:10]) != "abcdefghij" {
+		t.Fatalf("reallocate into a reused buffer lost data: %q", g[:10])
+	}
+	for i, x := range g[10:cap(g)] {
+		if x != 0 {
+			t.Fatalf("reallocate into a reused buffer: byte %d is %#x, not zero", 10+i, x)
+		}
+	}
 	before := p.Retained()
 	p.Free(make([]byte, 100))
 	if p.Retained() != before {

@@ -1,11 +1,12 @@
 package io.flinkgo.shim.arrow;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.channels.Channels;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 
+import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -13,9 +14,7 @@ import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.ipc.message.MessageMetadataResult;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -91,21 +90,15 @@ public final class OutputReader implements AutoCloseable {
      * @return the number of rows
      */
     public int read(byte[] ipcStream, RowSink sink) throws Exception {
-        ReadChannel in = new ReadChannel(Channels.newChannel(new ByteArrayInputStream(ipcStream)));
-        MessageMetadataResult sm;
-        try {
-            sm = MessageSerializer.readMessage(in);
-        } catch (IOException | RuntimeException e) {
-            throw malformed("not an Arrow IPC stream: " + e, e);
-        }
-        if (sm == null || sm.getMessage().headerType() != MessageHeader.Schema) {
+        Msg sm = nextMessage(ipcStream, 0);
+        if (sm.message == null || sm.message.headerType() != MessageHeader.Schema) {
             throw malformed("the stream does not start with a schema message", null);
         }
-        int schemaEnd = (int) in.bytesRead();
+        int schemaEnd = sm.end;
         if (root == null || !Arrays.equals(ipcStream, 0, schemaEnd, lastSchema, 0, lastSchema.length)) {
             Schema announced;
             try {
-                announced = MessageSerializer.deserializeSchema(sm.getMessage());
+                announced = MessageSerializer.deserializeSchema(sm.message);
             } catch (RuntimeException e) {
                 throw malformed("bad schema message: " + e, e);
             }
@@ -114,47 +107,114 @@ public final class OutputReader implements AutoCloseable {
             lastSchema = Arrays.copyOf(ipcStream, schemaEnd);
         }
         int total = 0;
+        int pos = schemaEnd;
         try {
             while (true) {
-                MessageMetadataResult m;
-                try {
-                    m = MessageSerializer.readMessage(in);
-                } catch (IOException | RuntimeException e) {
-                    throw malformed("bad message after " + total + " rows: " + e, e);
-                }
-                if (m == null) {
+                Msg m = nextMessage(ipcStream, pos);
+                pos = m.end;
+                if (m.message == null) {
                     break; // end of stream
                 }
-                if (m.getMessage().headerType() != MessageHeader.RecordBatch) {
-                    throw malformed("expected a record batch message, got header type " + m.getMessage().headerType(), null);
+                if (m.message.headerType() != MessageHeader.RecordBatch) {
+                    throw malformed("expected a record batch message, got header type " + m.message.headerType(), null);
                 }
-                try {
-                    // deserializeRecordBatch takes over the body's reference (it releases it once the
-                    // batch holds its slices); closing the batch releases those.
-                    ArrowBuf body = MessageSerializer.readMessageBody(in, m.getMessageBodyLength(), allocator);
-                    try (ArrowRecordBatch rb = MessageSerializer.deserializeRecordBatch(m.getMessage(), body)) {
-                        loader.load(rb);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    throw malformed("bad record batch: " + e, e);
-                }
+                load(ipcStream, m);
                 int n = root.getRowCount();
                 for (int row = 0; row < n; row++) {
                     Object[] values = new Object[columns.length];
-                    for (int c = 0; c < columns.length; c++) {
-                        values[c] = columns[c].read(row);
+                    Long t;
+                    try {
+                        for (int c = 0; c < columns.length; c++) {
+                            values[c] = columns[c].read(row);
+                        }
+                        t = ts.isNull(row) ? null : ts.get(row);
+                    } catch (RuntimeException e) {
+                        // Reads are bounds-checked: damaged offsets or lengths end up here.
+                        throw malformed("row " + row + " of a record batch does not decode: " + e, e);
                     }
-                    sink.accept(ts.isNull(row) ? null : ts.get(row), ValueReader.newRow(values, positions));
+                    sink.accept(t, ValueReader.newRow(values, positions)); // the sink's exceptions pass as they are
                 }
                 total += n;
             }
-            if (in.bytesRead() != ipcStream.length) {
-                throw malformed((ipcStream.length - in.bytesRead()) + " bytes after the end-of-stream marker", null);
+            if (pos != ipcStream.length) {
+                throw malformed((ipcStream.length - pos) + " bytes after the end-of-stream marker", null);
             }
         } finally {
             root.clear(); // the batch's buffers go back now, not at the next frame
         }
         return total;
+    }
+
+    /** Loads the record batch message {@code m} into the vectors, copying its body once. */
+    private void load(byte[] ipcStream, Msg m) throws ProtocolException {
+        ArrowBuf body;
+        try {
+            body = allocator.buffer(m.bodyLength);
+        } catch (RuntimeException e) {
+            throw malformed("a record batch body of " + m.bodyLength + " bytes does not fit the reader's memory: " + e, e);
+        }
+        ArrowRecordBatch rb;
+        try {
+            body.setBytes(0, ipcStream, m.bodyStart, m.bodyLength);
+            // On success it has taken over the body's reference (released once the batch holds
+            // its slices); closing the batch releases those.
+            rb = MessageSerializer.deserializeRecordBatch(m.message, body);
+        } catch (IOException | RuntimeException e) {
+            if (body.refCnt() > 0) {
+                body.getReferenceManager().release(body.refCnt());
+            }
+            throw malformed("bad record batch: " + e, e);
+        }
+        try (rb) {
+            loader.load(rb);
+        } catch (RuntimeException e) {
+            throw malformed("bad record batch: " + e, e);
+        }
+    }
+
+    /** One encapsulated IPC message read in place: null message = end-of-stream marker. */
+    private record Msg(Message message, int bodyStart, int bodyLength, int end) {}
+
+    /**
+     * Reads the encapsulated message at {@code pos} of {@code b} (continuation marker, metadata
+     * length, flatbuffer metadata, body) without copying it, checking that it lies inside {@code b}.
+     */
+    private static Msg nextMessage(byte[] b, int pos) throws ProtocolException {
+        ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+        if (pos + 4 > b.length) {
+            throw malformed("the stream ends at byte " + b.length + " inside a message header (or before its end-of-stream marker)", null);
+        }
+        int len = bb.getInt(pos);
+        int p = pos + 4;
+        if (len == -1) { // continuation marker, then the length
+            if (p + 4 > b.length) {
+                throw malformed("the stream ends at byte " + b.length + " inside a message header", null);
+            }
+            len = bb.getInt(p);
+            p += 4;
+        }
+        if (len == 0) {
+            return new Msg(null, p, 0, p);
+        }
+        if (len < 0 || len > b.length - p) {
+            throw malformed("message metadata of " + len + " bytes at byte " + p + " runs past the " + b.length
+                    + "-byte payload", null);
+        }
+        Message m;
+        long bodyLength;
+        try {
+            m = Message.getRootAsMessage(ByteBuffer.wrap(b, p, len).slice().order(ByteOrder.LITTLE_ENDIAN));
+            bodyLength = m.bodyLength();
+            m.headerType();
+        } catch (RuntimeException e) {
+            throw malformed("bad message metadata at byte " + p + ": " + e, e);
+        }
+        int bodyStart = p + len;
+        if (bodyLength < 0 || bodyLength > b.length - bodyStart) {
+            throw malformed("message body of " + bodyLength + " bytes at byte " + bodyStart + " runs past the "
+                    + b.length + "-byte payload", null);
+        }
+        return new Msg(m, bodyStart, (int) bodyLength, bodyStart + (int) bodyLength);
     }
 
     /** (Re)creates the vectors and readers for a schema that passed {@link #checkSchema}. */

@@ -55,10 +55,13 @@ public final class Frames {
         if (code < 0) {
             throw new EOFException("stream ended inside a frame header");
         }
-        byte[] payload = in.readNBytes((int) length - 1);
-        if (payload.length != length - 1) {
+        // One array of the exact size, filled in place: readNBytes(int) would read 8 KiB chunks and
+        // concatenate them, copying every payload twice more.
+        byte[] payload = new byte[(int) length - 1];
+        int got = in.readNBytes(payload, 0, payload.length);
+        if (got != payload.length) {
             throw new EOFException(
-                    "stream ended inside a frame: got " + payload.length + " of " + (length - 1) + " payload bytes");
+                    "stream ended inside a frame: got " + got + " of " + (length - 1) + " payload bytes");
         }
         FrameType type = FrameType.fromCode(code);
         if (type == null) {

@@ -238,6 +238,47 @@ class ArrowRoundTripTest {
     }
 
     @Test
+    void aDamagedOutputPayloadIsAProtocolErrorAndTheReaderCarriesOn() throws Exception {
+        ColumnType rowType = SqlTypeParser.parse("ROW<k STRING, n BIGINT>");
+        List<Row> rows = List.of(Row.of("a", 1L), Row.of("bb", 2L), Row.of(null, 3L));
+        byte[] ipc = outputStream(root, rowType, java.util.Arrays.asList(1L, 2L, null), rows);
+        try (OutputReader r = new OutputReader(root, 1 << 20, rowType)) {
+            java.util.function.Consumer<String> readsGood = what -> {
+                List<Row> got = new ArrayList<>();
+                try {
+                    assertEquals(3, r.read(ipc, (t, row) -> got.add(row)), what);
+                } catch (Exception e) {
+                    throw new AssertionError(what + ": the intact payload failed afterwards: " + e, e);
+                }
+                assertEquals(rows.toString(), got.toString(), what);
+            };
+            readsGood.accept("first read");
+            // Every truncation fails as malformed, never with another exception.
+            for (int len = 0; len < ipc.length; len++) {
+                byte[] cut = java.util.Arrays.copyOf(ipc, len);
+                ProtocolException e = assertThrows(ProtocolException.class, () -> r.read(cut, (t, row) -> { }), "cut at " + len);
+                assertEquals(io.flinkgo.shim.wire.ErrorCode.MALFORMED_FRAME, e.code(), "cut at " + len + ": " + e.getMessage());
+                readsGood.accept("after the cut at " + len);
+            }
+            byte[] longer = java.util.Arrays.copyOf(ipc, ipc.length + 1);
+            assertThrows(ProtocolException.class, () -> r.read(longer, (t, row) -> { }));
+            // A flipped byte may still decode (a string's content), but it never escapes as
+            // anything but a protocol error, and leaves nothing behind.
+            java.util.Random rnd = new java.util.Random(7);
+            for (int i = 0; i < 2000; i++) {
+                byte[] bad = ipc.clone();
+                bad[rnd.nextInt(bad.length)] ^= (byte) (1 + rnd.nextInt(255));
+                try {
+                    r.read(bad, (t, row) -> { });
+                } catch (ProtocolException expected) {
+                    // fine
+                }
+                readsGood.accept("after flip " + i);
+            }
+        } // close() fails if any Arrow buffer leaked
+    }
+
+    @Test
     void outputWithAnotherSchemaIsBadSchema() throws Exception {
         ColumnType declared = SqlTypeParser.parse("ROW<customer STRING, score DOUBLE>");
         ColumnType sent = SqlTypeParser.parse("ROW<customer STRING, score FLOAT>");

@@ -49,6 +49,7 @@ import io.flinkgo.shim.GoAgents;
  *
  * <p>System properties: {@code flinkgo.testagent} (required), {@code bench.rows} (per run),
  * {@code bench.warmupRows} (per warm-up run of each pipeline; default {@code bench.rows}),
+ * {@code bench.payloadChars} (characters of the payload column; default 170),
  * {@code bench.parallelism} (e.g. {@code 1,2}), {@code bench.repeats} (median of; default 3),
  * {@code bench.out} (a Markdown file for the table), {@code bench.profileDir} (if set, every
  * measured bridge run passes {@code go.cpuprofile=<dir>/go-<run>.pprof} to the Go processes),
@@ -57,7 +58,8 @@ import io.flinkgo.shim.GoAgents;
  */
 public final class BridgeBench {
     static final int KEYS = 10_000;
-    static final int PAYLOAD_CHARS = 170;
+    /** Characters of the payload column: 170 (about 200-byte rows) unless bench.payloadChars says. */
+    static final int PAYLOAD_CHARS = Integer.getInteger("bench.payloadChars", 170);
     static final RowTypeInfo TYPE = (RowTypeInfo) Types.ROW_NAMED(
             new String[] {"id", "customer", "payload"}, Types.LONG, Types.STRING, Types.STRING);
 

@@ -41,6 +41,7 @@ public final class BatchWriter implements AutoCloseable {
     private final VectorSchemaRoot root;
     private final IntVector keyGroups;
     private final VarBinaryVector keys;
+    private final VarWidthAppender keyAppender;
     private final BigIntVector timestamps;
     private final ValueWriter[] columns;
     private final List<TypeMapping.InputField> fields;
@@ -63,10 +64,11 @@ public final class BatchWriter implements AutoCloseable {
         this.unloader = new VectorUnloader(root);
         this.keyGroups = (IntVector) root.getVector(KEY_GROUP);
         this.keys = (VarBinaryVector) root.getVector(KEY);
+        this.keyAppender = new VarWidthAppender(keys);
         this.timestamps = (BigIntVector) root.getVector(TS);
         this.columns = new ValueWriter[fields.size()];
         for (int i = 0; i < columns.length; i++) {
-            columns[i] = ValueWriter.create(fields.get(i), root.getVector(i + 3));
+            columns[i] = ValueWriter.createTopLevel(fields.get(i), root.getVector(i + 3));
         }
     }
 
@@ -102,7 +104,7 @@ public final class BatchWriter implements AutoCloseable {
     public void append(int keyGroup, byte[] key, int keyLength, boolean hasTimestamp, long timestamp, Object record) {
         int i = rows;
         keyGroups.setSafe(i, keyGroup);
-        keys.setSafe(i, key, 0, keyLength);
+        keyAppender.append(i, key, 0, keyLength);
         long b = 4 + keyLength + 4 + 9;
         if (hasTimestamp) {
             timestamps.setSafe(i, timestamp);
@@ -134,6 +136,10 @@ public final class BatchWriter implements AutoCloseable {
      */
     public int finish(OutputStream out) throws IOException {
         int n = rows;
+        keyAppender.finish(n);
+        for (ValueWriter w : columns) {
+            w.finish(n);
+        }
         root.setRowCount(n);
         // What ArrowStreamWriter writes (schema message, record batch message, end-of-stream
         // marker), without building a writer and serialising the unchanged schema per batch.
@@ -151,6 +157,10 @@ public final class BatchWriter implements AutoCloseable {
     public void reset() {
         for (FieldVector v : root.getFieldVectors()) {
             v.reset();
+        }
+        keyAppender.reset();
+        for (ValueWriter w : columns) {
+            w.reset();
         }
         root.setRowCount(0);
         rows = 0;

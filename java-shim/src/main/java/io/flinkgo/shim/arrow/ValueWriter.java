@@ -9,6 +9,7 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -57,6 +58,37 @@ abstract class ValueWriter {
     abstract int writeValue(int index, Object value);
 
     abstract void writeNull(int index);
+
+    /** Called before the batch's {@code setValueCount(rows)}. */
+    void finish(int rows) {}
+
+    /** Called after the vector's {@code reset}, when a new batch starts. */
+    void reset() {}
+
+    /**
+     * The writer for a top-level column, written at rows 0, 1, 2, ... of a batch: STRING and
+     * BYTES through a {@link VarWidthAppender}, everything else as {@link #create}.
+     */
+    static ValueWriter createTopLevel(TypeMapping.InputField f, FieldVector v) {
+        switch (f.type.kind()) {
+            case STRING:
+            case BYTES:
+                VarWidthAppender a = new VarWidthAppender((BaseVariableWidthVector) v);
+                boolean string = f.type.kind() == ColumnType.Kind.STRING;
+                return new ValueWriter(f) {
+                    @Override int writeValue(int i, Object o) {
+                        byte[] b = string ? ((String) o).getBytes(StandardCharsets.UTF_8) : (byte[]) o;
+                        a.append(i, b, 0, b.length);
+                        return b.length + 5;
+                    }
+                    @Override void writeNull(int i) { a.appendNull(i); }
+                    @Override void finish(int rows) { a.finish(rows); }
+                    @Override void reset() { a.reset(); }
+                };
+            default:
+                return create(f, v);
+        }
+    }
 
     IllegalArgumentException bad(String what) {
         return new IllegalArgumentException("field '" + field.path + "' (" + field.type + "): " + what);

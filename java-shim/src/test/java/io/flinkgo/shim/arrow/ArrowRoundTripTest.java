@@ -82,6 +82,61 @@ class ArrowRoundTripTest {
         }
     }
 
+    @Test
+    void stringsBytesAndKeysSurviveGrowthNullsAndDroppedBatches() throws Exception {
+        // Top-level STRING and BYTES columns and the key column are appended without setSafe
+        // (VarWidthAppender); batches of very different sizes, values far longer than the first
+        // buffers, nulls anywhere, and a batch dropped half way must all come out exact.
+        org.apache.flink.api.java.typeutils.RowTypeInfo type = (org.apache.flink.api.java.typeutils.RowTypeInfo)
+                org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"s", "b", "n"},
+                        org.apache.flink.api.common.typeinfo.Types.STRING,
+                        org.apache.flink.api.common.typeinfo.Types.PRIMITIVE_ARRAY(org.apache.flink.api.common.typeinfo.Types.BYTE),
+                        org.apache.flink.api.common.typeinfo.Types.LONG);
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(type);
+        java.util.Random rnd = new java.util.Random(3);
+        try (BatchWriter w = new BatchWriter(root, 48L << 20, fields)) {
+            for (int n : new int[] {1, 5000, 3, 0, 700}) {
+                if (n == 0) { // a batch dropped after some rows (a failure), then a new one
+                    w.append(0, new byte[] {1}, true, 0, Row.of("x".repeat(50_000), new byte[] {1}, 1L));
+                    w.reset();
+                    continue;
+                }
+                List<Row> rows = new ArrayList<>();
+                List<byte[]> keys = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    int len = rnd.nextInt(10) == 0 ? 20_000 + rnd.nextInt(20_000) : rnd.nextInt(40);
+                    String str = rnd.nextInt(7) == 0 ? null : "é".repeat(len / 2) + i;
+                    byte[] bytes = rnd.nextInt(5) == 0 ? null : new byte[rnd.nextInt(3) == 0 ? 0 : len];
+                    if (bytes != null && bytes.length > 0) {
+                        bytes[bytes.length - 1] = (byte) i;
+                    }
+                    byte[] key = ("k" + i).repeat(1 + rnd.nextInt(3)).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    rows.add(Row.of(str, bytes, (long) i));
+                    keys.add(key);
+                    w.append(i % 128, key, true, i, rows.get(i));
+                }
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                assertEquals(n, w.finish(out));
+                try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(out.toByteArray()), root)) {
+                    VectorSchemaRoot v = r.getVectorSchemaRoot();
+                    assertTrue(r.loadNextBatch());
+                    assertEquals(n, v.getRowCount());
+                    VarBinaryVector k = (VarBinaryVector) v.getVector(1);
+                    org.apache.arrow.vector.VarCharVector sv = (org.apache.arrow.vector.VarCharVector) v.getVector(3);
+                    VarBinaryVector bv = (VarBinaryVector) v.getVector(4);
+                    for (int i = 0; i < n; i++) {
+                        assertArrayEquals(keys.get(i), k.get(i), "batch of " + n + ", key " + i);
+                        Object str = rows.get(i).getField(0);
+                        assertEquals(str, sv.isNull(i) ? null : new String(sv.get(i), java.nio.charset.StandardCharsets.UTF_8),
+                                "batch of " + n + ", string " + i);
+                        assertArrayEquals((byte[]) rows.get(i).getField(1), bv.isNull(i) ? null : bv.get(i),
+                                "batch of " + n + ", bytes " + i);
+                    }
+                }
+            }
+        }
+    }
+
     private void check(byte[] ipc, List<TypeMapping.InputField> fields, List<Row> rows) throws Exception {
         try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(ipc), root)) {
             VectorSchemaRoot v = r.getVectorSchemaRoot();

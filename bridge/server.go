@@ -33,6 +33,10 @@ type ServerConfig struct {
 	// SetMemoryLimit applies option go.memory.limit to the process
 	// (debug.SetMemoryLimit). Main sets it; in-process tests leave it off.
 	SetMemoryLimit bool
+	// PaceGC applies option go.gc.min.heap to the process (it sets GOGC;
+	// see startGCPacer), unless GOGC is set in the environment. Main sets
+	// it; in-process tests leave it off.
+	PaceGC bool
 }
 
 // ErrPeer: the JVM operator sent ERROR. The error names its code and message.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/flinkgo/flinkgo/arrowio"
@@ -75,6 +76,13 @@ type loop struct {
 
 func (s *server) run(ctx context.Context) error {
 	defer startCPUProfile(s.set.cpuProfile, s.open.Subtask, s.log)()
+	if s.cfg.PaceGC {
+		if os.Getenv("GOGC") != "" {
+			s.log.Info("GC pacing off: GOGC is set in the environment", "GOGC", os.Getenv("GOGC"), "option", OptGCMinHeap)
+		} else {
+			defer startGCPacer(s.set.gcMinHeap, gcPaceInterval, s.log)()
+		}
+	}
 	l := &loop{
 		s: s, core: s.core, owned: s.set.core.Owned, pool: newPool(s.set.workers),
 		w: newWriter(s), in: make(chan inMsg, 4), stopRd: make(chan struct{}),

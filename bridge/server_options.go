@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/cespare/xxhash/v2"
@@ -27,6 +28,7 @@ const (
 	OptMetrics        = "go.metrics.interval.ms"
 	OptTasksPerThread = "go.tasks.per.thread"
 	OptCPUProfile     = "go.cpuprofile"
+	OptGCMinHeap      = "go.gc.min.heap"
 
 	defaultCreditRows     = 16384
 	defaultOutputRows     = 1024
@@ -34,6 +36,8 @@ const (
 	defaultOutputLinger   = 1    // ms
 	defaultMetrics        = 1000 // ms
 	defaultTasksPerThread = 16
+	defaultGCMinHeap      = 64 << 20
+	gcPaceInterval        = 100 * time.Millisecond
 	maxTasksPerThread     = 1024
 	maxMetrics            = 3_600_000
 )
@@ -62,6 +66,7 @@ func Options() []OptionDoc {
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
 		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
 		{OptMetrics, strconv.Itoa(defaultMetrics), "Milliseconds between two METRICS frames, which carry the runtime's and the action-state store's metrics to the Flink operator (one also follows every snapshot); 0 sends none (for an operator older than METRICS). At most 3600000. Default: 1000."},
+		{OptGCMinHeap, "64m", "Heap growth the Go garbage collector allows before it collects while the live heap is smaller than this (bytes or with a unit: 64m): it collects at the live heap plus this much instead of at twice the live heap, so a process with little state collects several times less often. Above it, plain GOGC=100. 0: plain GOGC=100 always. Not applied when GOGC is set in the environment. Default: 64m."},
 		{OptCPUProfile, "", "Diagnostics: an absolute path; each Go process writes a CPU profile (pprof) of its run, from READY to exit, to <path>.<subtask> (a restarted subtask overwrites it). Unset (default): no profile."},
 	}, kafkaOptionDocs()...)
 }
@@ -80,13 +85,14 @@ type settings struct {
 	metricsMs   int    // 0: no METRICS
 	workers     int    // the worker pool's size (num-async-threads); core.MaxConcurrency is workers x go.tasks.per.thread
 	cpuProfile  string // "": none
+	gcMinHeap   int64  // go.gc.min.heap; 0: off
 }
 
 // parseSettings builds the core config and the server settings from OPEN.
 // The error names the option and what is accepted; the caller sends it as
 // ERROR.
 func parseSettings(open *Open) (*settings, error) {
-	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows,
+	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows, gcMinHeap: defaultGCMinHeap,
 		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger, metricsMs: defaultMetrics}
 	perThread := defaultTasksPerThread
 	rest, err := s.core.ApplyOptions(open.Options)
@@ -143,6 +149,10 @@ func parseSettings(open *Open) (*settings, error) {
 				if err != nil {
 					err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
 				}
+			}
+		case k == OptGCMinHeap:
+			if s.gcMinHeap, err = ParseBytes(v); err != nil {
+				err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
 			}
 		case k == OptCPUProfile:
 			if v != "" && !filepath.IsAbs(v) {

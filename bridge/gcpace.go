@@ -12,12 +12,15 @@ import (
 // above that it is plain GOGC=100 (collect at twice the live heap). The heap
 // goal is therefore live + max(live, minHeap), within DESIGN.md's budget of
 // twice the state plus 64 MiB, and a process whose state is small collects
-// several times less often: with the default 64 MiB and a pass-through
-// agent, the Go CPU per row fell by about 15 % (docs/design-decisions.md).
+// several times less often: with the default 32 MiB and a pass-through
+// agent, the Go CPU per row fell by about 9 % (docs/design-decisions.md).
 //
 // It polls the live heap every interval and sets GOGC (debug.SetGCPercent)
 // from it; go.memory.limit (GOMEMLIMIT) still bounds the heap whatever GOGC
 // says. The returned function stops it and restores the GOGC it found.
+// goHeapMinimum is the Go runtime's smallest heap goal at GOGC=100.
+const goHeapMinimum = 4 << 20
+
 func startGCPacer(minHeap int64, interval time.Duration, lg *slog.Logger) (stop func()) {
 	if minHeap <= 0 {
 		return func() {}
@@ -27,14 +30,25 @@ func startGCPacer(minHeap int64, interval time.Duration, lg *slog.Logger) (stop 
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		// GOGC scales the live heap plus the GC roots (goroutine stacks and
+		// globals), so the roots count as live here.
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
 		set := 100
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
-				if pct := gcPercentFor(int64(sample[0].Value.Uint64()), minHeap); pct != set {
+			var live int64
+			ok := true
+			for _, v := range sample {
+				if v.Value.Kind() != metrics.KindUint64 {
+					ok = false
+					break
+				}
+				live += int64(v.Value.Uint64())
+			}
+			if ok {
+				if pct := gcPercentFor(live, minHeap); pct != set {
 					debug.SetGCPercent(pct)
 					set = pct
 				}
@@ -58,8 +72,12 @@ func startGCPacer(minHeap int64, interval time.Duration, lg *slog.Logger) (stop 
 // minHeap): 100 for a live heap of minHeap or more, more below, rounded
 // down to a multiple of 25 % (so that small changes of the live heap do
 // not reset GOGC all the time) and at most 10000.
+//
+// live counts at least 4 MiB: Go's smallest heap goal is 4 MiB scaled by
+// GOGC/100, so a smaller live heap must not raise GOGC further (with
+// GOGC=6400 that minimum alone would be 256 MiB).
 func gcPercentFor(live, minHeap int64) int {
-	live = max(live, 1<<20) // a process just started has almost nothing live
+	live = max(live, goHeapMinimum)
 	if live >= minHeap {
 		return 100
 	}

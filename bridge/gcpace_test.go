@@ -23,25 +23,30 @@ func TestGCPercentFor(t *testing.T) {
 		live int64
 		want int
 	}{
-		{0, 6400},         // below 1 MiB counts as 1 MiB: goal 65 MiB
-		{1 << 20, 6400},   // 1 MiB live: goal 1 + 64 MiB
+		{0, 1600},         // below 4 MiB counts as 4 MiB (Go's own minimum): goal 68 MiB
+		{1 << 20, 1600},   // so does 1 MiB
 		{10 << 20, 625},   // 10 MiB live: 6.4x, rounded down to 625 %: goal 72.5 MiB
 		{32 << 20, 200},   // half of the minimum: goal 96 MiB = live + 64 MiB
 		{m, 100},          // at the minimum: plain GOGC=100
 		{1 << 30, 100},    // far above it: twice the live heap
-		{100 << 10, 6400}, // tiny
+		{100 << 10, 1600}, // tiny
 	} {
 		got := gcPercentFor(c.live, m)
 		if got != c.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
-		// The goal never passes live + max(live, minimum) (DESIGN.md's budget).
-		live := max(c.live, 1<<20)
-		if goal, budget := live+live*int64(got)/100, live+max(live, m); goal > budget {
+		// Neither Go's goal nor its scaled minimum passes live + max(live,
+		// minimum) (DESIGN.md's budget).
+		live := max(c.live, goHeapMinimum)
+		budget := c.live + max(c.live, m)
+		if goal := c.live + live*int64(got)/100; goal > budget+goHeapMinimum {
 			t.Errorf("live %d: goal %d over the budget %d", c.live, goal, budget)
 		}
+		if minimum := goHeapMinimum * int64(got) / 100; minimum > budget+goHeapMinimum {
+			t.Errorf("live %d: Go's minimum heap %d over the budget %d", c.live, minimum, budget)
+		}
 	}
-	if got := gcPercentFor(1<<20, 1<<40); got != 10000 {
+	if got := gcPercentFor(4<<20, 1<<40); got != 10000 {
 		t.Errorf("a huge minimum is capped at GOGC=10000, got %d", got)
 	}
 }

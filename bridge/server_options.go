@@ -36,7 +36,7 @@ const (
 	defaultOutputLinger   = 1    // ms
 	defaultMetrics        = 1000 // ms
 	defaultTasksPerThread = 16
-	defaultGCMinHeap      = 64 << 20
+	defaultGCMinHeap      = 32 << 20
 	gcPaceInterval        = 100 * time.Millisecond
 	maxTasksPerThread     = 1024
 	maxMetrics            = 3_600_000
@@ -66,7 +66,7 @@ func Options() []OptionDoc {
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
 		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
 		{OptMetrics, strconv.Itoa(defaultMetrics), "Milliseconds between two METRICS frames, which carry the runtime's and the action-state store's metrics to the Flink operator (one also follows every snapshot); 0 sends none (for an operator older than METRICS). At most 3600000. Default: 1000."},
-		{OptGCMinHeap, "64m", "Heap growth the Go garbage collector allows before it collects while the live heap is smaller than this (bytes or with a unit: 64m): it collects at the live heap plus this much instead of at twice the live heap, so a process with little state collects several times less often. Above it, plain GOGC=100. 0: plain GOGC=100 always. Not applied when GOGC is set in the environment. Default: 64m."},
+		{OptGCMinHeap, "32m", "Heap growth the Go garbage collector allows before it collects while the live heap is smaller than this (bytes or with a unit: 32m): it collects at the live heap plus this much instead of at twice the live heap, so a process with little state collects several times less often. Above it, plain GOGC=100. 0: plain GOGC=100 always. Not applied when GOGC is set in the environment. Default: 32m."},
 		{OptCPUProfile, "", "Diagnostics: an absolute path; each Go process writes a CPU profile (pprof) of its run, from READY to exit, to <path>.<subtask> (a restarted subtask overwrites it). Unset (default): no profile."},
 	}, kafkaOptionDocs()...)
 }

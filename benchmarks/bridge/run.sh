@@ -5,7 +5,8 @@
 # with JFR (JVM) and go.cpuprofile (Go), and writes RESULTS.md beside this script.
 #
 # Usage: benchmarks/bridge/run.sh   (from anywhere; about 4 minutes on 2 cores)
-#   ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1   (the defaults)
+#   ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1 HOP=1   (the defaults; HOP=1 adds HopBench
+#   by row size, HOP_PAYLOADS and HOP_BYTES, and the job with SWEEP_PAYLOAD-character payloads)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/benchmarks/bridge
@@ -14,6 +15,11 @@ ROWS=${ROWS:-4000000}
 PARALLELISM=${PARALLELISM:-1,2}
 REPEATS=${REPEATS:-3}
 PROFILE=${PROFILE:-1}
+HOP=${HOP:-1}
+HOP_PAYLOADS=${HOP_PAYLOADS:-170,1000,4000,16000}
+HOP_BYTES=${HOP_BYTES:-1000000000}
+SWEEP_PAYLOAD=${SWEEP_PAYLOAD:-4000}
+SWEEP_ROWS=${SWEEP_ROWS:-400000}
 MVN=${MVN:-mvn -B -q -ntp}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -47,6 +53,18 @@ if [ "$PROFILE" = 1 ]; then
   go tool pprof -top -cum -nodecount=40 "$agent" "$work"/go-bridge-p1-r0.pprof.0 2>/dev/null | sed -n '1,50p' >"$work/go-top.txt" || true
   jfr print --events jdk.ExecutionSample "$work/jvm.jfr" | awk -f "$here/jfr-summary.awk" >"$work/jfr-top.txt" || true
 fi
+if [ "$HOP" = 1 ]; then
+  # The Arrow hop on its own (HopBench: the shim's writer, session and reader with the real
+  # test agent, no Flink network), by row size.
+  hcmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.main=io.flinkgo.shim.bench.HopBench \"-Dbench.jvmArgs=-Xms1g -Xmx1g -Dhop.payloads=$HOP_PAYLOADS -Dhop.bytes=$HOP_BYTES -Dhop.repeats=$REPEATS -Dhop.out=<table>\""
+  $MVN -Pbench exec:exec -Dflinkgo.testagent="$agent" -Dbench.main=io.flinkgo.shim.bench.HopBench \
+    "-Dbench.jvmArgs=-Xms1g -Xmx1g -Dhop.payloads=$HOP_PAYLOADS -Dhop.bytes=$HOP_BYTES -Dhop.repeats=$REPEATS -Dhop.out=$work/hop.md" 2>&1 |
+    sed -u 's/\x1b\[[0-9;]*m//g' | grep --line-buffered -E '^hop-|^Exception|^Caused|ERROR' | tee "$work/hop-runs.txt" || true
+  # The same job with bigger rows: where the per-row costs stop dominating.
+  bench -Dbench.rows="$SWEEP_ROWS" -Dbench.parallelism="$PARALLELISM" -Dbench.repeats="$REPEATS" \
+    -Dbench.payloadChars="$SWEEP_PAYLOAD" -Dbench.out="$work/sweep.md" | tee "$work/sweep-runs.txt"
+  scmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$SWEEP_ROWS -Dbench.parallelism=$PARALLELISM -Dbench.repeats=$REPEATS -Dbench.payloadChars=$SWEEP_PAYLOAD -Dbench.out=<table>"
+fi
 seconds=$(( $(date +%s) - start ))
 
 flink=$(sed -n 's|.*<flink.version>\(.*\)</flink.version>.*|\1|p' "$root/java-shim/pom.xml")
@@ -73,7 +91,7 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
   echo "## Command"
   echo
   echo '```'
-  echo "ROWS=$ROWS PARALLELISM=$PARALLELISM REPEATS=$REPEATS PROFILE=$PROFILE benchmarks/bridge/run.sh"
+  echo "ROWS=$ROWS PARALLELISM=$PARALLELISM REPEATS=$REPEATS PROFILE=$PROFILE HOP=$HOP benchmarks/bridge/run.sh"
   echo "# which runs, in java-shim/:"
   echo "$cmd"
   echo '```'
@@ -87,6 +105,35 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
   echo '```'
   cat "$work/runs.txt"
   echo '```'
+  if [ "$HOP" = 1 ]; then
+    echo
+    echo "## The Arrow hop on its own, by row size (HopBench)"
+    echo
+    echo "JVM→Go→JVM through the shim's BatchWriter, GoSession and OutputReader with the real test agent, no"
+    echo "Flink job; the median of $REPEATS runs of $HOP_BYTES input bytes each (README.md, \"The Arrow hop\")."
+    echo
+    echo '```'
+    echo "$hcmd"
+    echo '```'
+    echo
+    cat "$work/hop.md"
+    echo
+    echo '```'
+    cat "$work/hop-runs.txt"
+    echo '```'
+    echo
+    echo "## The job with $SWEEP_PAYLOAD-character payloads"
+    echo
+    echo '```'
+    echo "$scmd"
+    echo '```'
+    echo
+    cat "$work/sweep.md"
+    echo
+    echo '```'
+    cat "$work/sweep-runs.txt"
+    echo '```'
+  fi
   if [ "$PROFILE" = 1 ]; then
     echo
     echo "## Profile of one bridge run (p=1, $ROWS rows)"

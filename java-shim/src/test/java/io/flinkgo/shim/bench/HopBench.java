@@ -40,7 +40,8 @@ import io.flinkgo.shim.wire.Messages;
  * <p>Rows are (id BIGINT, customer STRING from 10k keys, payload STRING of {@code
  * hop.payloads} characters), built beforehand. MB/s = (DATA + OUTPUT frame bytes, headers
  * included) / (first DATA sent → last OUTPUT row decoded), as the operator's {@code
- * numBytesToGo}/{@code numBytesFromGo} count them.
+ * numBytesToGo}/{@code numBytesFromGo} count them. CPU: the JVM process (JIT and GC included), the
+ * JVM's driving thread alone (the operator's task thread), and the Go process.
  *
  * <p>System properties: {@code flinkgo.testagent} (required), {@code hop.payloads} (payload
  * characters per run, default {@code 170,1000,4000,16000}), {@code hop.bytes} (input bytes per
@@ -51,7 +52,7 @@ public final class HopBench {
     private HopBench() {}
 
     record Result(int payloadChars, long rows, double seconds, long bytesToGo, long bytesFromGo, double jvmCpu,
-            double goCpu) {
+            double goCpu, double taskCpu) {
         double mbPerSecond() {
             return (bytesToGo + bytesFromGo) / seconds / 1e6;
         }
@@ -89,13 +90,14 @@ public final class HopBench {
             results.add(rs.get(rs.size() / 2));
         }
         StringBuilder t = new StringBuilder();
-        t.append("| payload chars | bytes/row (to + from) | rows/s | Arrow hop MB/s (to Go + from Go) | CPU s per GB (JVM + Go) |\n");
-        t.append("|---:|---:|---:|---:|---:|\n");
+        t.append("| payload chars | bytes/row (to + from) | rows/s | Arrow hop MB/s (to Go + from Go) | CPU s per GB (JVM + Go) | of which the JVM's driving thread |\n");
+        t.append("|---:|---:|---:|---:|---:|---:|\n");
         for (Result r : results) {
             double gb = (r.bytesToGo + r.bytesFromGo) / 1e9;
-            t.append(String.format(Locale.ROOT, "| %d | %d + %d | %,.0f | **%.0f** (%.0f + %.0f) | %.2f + %.2f |%n",
+            t.append(String.format(Locale.ROOT, "| %d | %d + %d | %,.0f | **%.0f** (%.0f + %.0f) | %.2f + %.2f | %.2f |%n",
                     r.payloadChars, r.bytesToGo / r.rows, r.bytesFromGo / r.rows, r.rowsPerSecond(), r.mbPerSecond(),
-                    r.bytesToGo / r.seconds / 1e6, r.bytesFromGo / r.seconds / 1e6, r.jvmCpu / gb, r.goCpu / gb));
+                    r.bytesToGo / r.seconds / 1e6, r.bytesFromGo / r.seconds / 1e6, r.jvmCpu / gb, r.goCpu / gb,
+                    r.taskCpu / gb));
         }
         System.out.println(t);
         String out = System.getProperty("hop.out", "");
@@ -152,6 +154,8 @@ public final class HopBench {
                 };
                 double jvm0 = BridgeBench.RssSampler.cpuSeconds(ProcessHandle.current().pid());
                 double go0 = BridgeBench.RssSampler.cpuSeconds(s.process().pid());
+                java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+                long task0 = threads.getCurrentThreadCpuTime();
                 long start = System.nanoTime();
                 boolean ended = false;
                 while (!ended) {
@@ -201,13 +205,14 @@ public final class HopBench {
                 double seconds = (System.nanoTime() - start) / 1e9;
                 double jvmCpu = BridgeBench.RssSampler.cpuSeconds(ProcessHandle.current().pid()) - jvm0;
                 double goCpu = BridgeBench.RssSampler.cpuSeconds(s.process().pid()) - go0;
+                double taskCpu = (threads.getCurrentThreadCpuTime() - task0) / 1e9;
                 if (received[0] != rows) {
                     throw new IllegalStateException(received[0] + " rows came back, want " + rows);
                 }
-                Result r = new Result(payloadChars, rows, seconds, toGo, fromGo[0], jvmCpu, goCpu);
-                System.out.printf(Locale.ROOT, "hop-%d-%-7s %9.0f rows/s %8.1f MB/s (to Go %.0f + from Go %.0f)  %5.2f s  CPU s: JVM %.1f Go %.1f%n",
+                Result r = new Result(payloadChars, rows, seconds, toGo, fromGo[0], jvmCpu, goCpu, taskCpu);
+                System.out.printf(Locale.ROOT, "hop-%d-%-7s %9.0f rows/s %8.1f MB/s (to Go %.0f + from Go %.0f)  %5.2f s  CPU s: JVM %.1f (driving thread %.1f) Go %.1f%n",
                         payloadChars, tag, r.rowsPerSecond(), r.mbPerSecond(), toGo / seconds / 1e6, fromGo[0] / seconds / 1e6,
-                        seconds, jvmCpu, goCpu);
+                        seconds, jvmCpu, taskCpu, goCpu);
                 return r;
             } finally {
                 s.close(true, 10_000);

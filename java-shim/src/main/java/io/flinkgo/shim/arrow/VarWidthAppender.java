@@ -17,6 +17,10 @@ import org.apache.arrow.vector.BitVectorHelper;
 final class VarWidthAppender {
     private final BaseVariableWidthVector v;
     private int end; // bytes of data written in this batch
+    // The vector's capacities as last seen (-1: ask it); they only change when this class
+    // reallocates, and a new batch asks again.
+    private int valueCapacity = -1;
+    private long dataCapacity = -1;
 
     VarWidthAppender(BaseVariableWidthVector v) {
         this.v = v;
@@ -38,11 +42,17 @@ final class VarWidthAppender {
     }
 
     private void ensure(int index, int len) {
-        while (index >= v.getValueCapacity()) {
-            v.reallocValidityAndOffsetBuffers();
+        if (index >= valueCapacity) {
+            while (index >= v.getValueCapacity()) {
+                v.reallocValidityAndOffsetBuffers();
+            }
+            valueCapacity = v.getValueCapacity();
         }
-        while (v.getDataBuffer().capacity() < (long) end + len) {
-            v.reallocDataBuffer();
+        if ((long) end + len > dataCapacity) {
+            while (v.getDataBuffer().capacity() < (long) end + len) {
+                v.reallocDataBuffer();
+            }
+            dataCapacity = v.getDataBuffer().capacity();
         }
     }
 
@@ -54,5 +64,7 @@ final class VarWidthAppender {
     /** After the vector's {@code reset}: a new batch starts at data offset 0. */
     void reset() {
         end = 0;
+        valueCapacity = -1;
+        dataCapacity = -1;
     }
 }

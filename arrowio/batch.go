@@ -277,7 +277,7 @@ func (r *Row) Value(j int) any {
 	case kindFloat32, kindFloat64:
 		return r.Float64(j)
 	case kindString:
-		return string(c.data[c.offs[i]:c.offs[i+1]])
+		return strAt(c, i, false)
 	case kindBinary:
 		return append([]byte{}, c.data[c.offs[i]:c.offs[i+1]]...)
 	}
@@ -344,16 +344,7 @@ func (r *Row) Bytes(j int) []byte {
 }
 
 // Str returns a STRING column as a string ("" if null). The string is a copy.
-func (r *Row) Str(j int) string {
-	c := r.col(j)
-	if c.spec.kind != kindString {
-		panic(r.wrongType(j, "STRING"))
-	}
-	if c.isNull(r.i) {
-		return ""
-	}
-	return string(c.data[c.offs[r.i]:c.offs[r.i+1]])
-}
+func (r *Row) Str(j int) string { return r.strCol(j, false) }
 
 // StrView returns a STRING column as a string ("" if null) without copying
 // when the batch's bytes are never reused (Decoder.ShareInput; the bridge
@@ -361,7 +352,9 @@ func (r *Row) Str(j int) string {
 // like a substring: it keeps the batch's payload (one DATA frame, up to
 // go.batch.size rows) in memory for as long as it is referenced, so clone
 // (strings.Clone) what is kept beyond the action.
-func (r *Row) StrView(j int) string {
+func (r *Row) StrView(j int) string { return r.strCol(j, r.b.shared) }
+
+func (r *Row) strCol(j int, share bool) string {
 	c := r.col(j)
 	if c.spec.kind != kindString {
 		panic(r.wrongType(j, "STRING"))
@@ -369,14 +362,14 @@ func (r *Row) StrView(j int) string {
 	if c.isNull(r.i) {
 		return ""
 	}
-	return r.b.str(c, r.i)
+	return strAt(c, r.i, share)
 }
 
-// str returns value i of a STRING column, shared or copied as the batch
-// allows.
-func (b *Batch) str(c *column, i int) string {
+// strAt returns value i of a STRING column: sharing the column's bytes if
+// share, else a copy.
+func strAt(c *column, i int, share bool) string {
 	s, e := c.offs[i], c.offs[i+1]
-	if !b.shared {
+	if !share {
 		return string(c.data[s:e])
 	}
 	if s == e {
@@ -390,7 +383,7 @@ func (b *Batch) str(c *column, i int) string {
 func (r *Row) ValueView(j int) any {
 	c := r.col(j)
 	if c.spec.kind == kindString && !c.isNull(r.i) {
-		return r.b.str(c, r.i)
+		return strAt(c, r.i, r.b.shared)
 	}
 	return r.Value(j)
 }

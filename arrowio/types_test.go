@@ -141,14 +141,7 @@ func TestInputSchemaIndex(t *testing.T) {
 		for i := 0; i < n; i++ {
 			cols = append(cols, Column{Name: fmt.Sprintf("c%d", i), Type: "BIGINT"})
 		}
-		s, err := InputSchemaFor(cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		is, err := NewInputSchema(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		is := inputSchemaOf(t, cols)
 		for i, c := range cols {
 			if got := is.Index(c.Name); got != i {
 				t.Errorf("%d columns: Index(%q) = %d, want %d", n, c.Name, got, i)

@@ -88,9 +88,12 @@ func TestStrViewRejectsOtherTypes(t *testing.T) {
 	r.StrView(r.Index("big"))
 }
 
-func goldenInputSchema(t *testing.T) *InputSchema {
+func goldenInputSchema(t *testing.T) *InputSchema { return inputSchemaOf(t, goldenColumns) }
+
+// inputSchemaOf is the InputSchema of a DATA batch with user columns cols.
+func inputSchemaOf(t *testing.T, cols []Column) *InputSchema {
 	t.Helper()
-	s, err := InputSchemaFor(goldenColumns)
+	s, err := InputSchemaFor(cols)
 	if err != nil {
 		t.Fatal(err)
 	}

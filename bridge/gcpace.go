@@ -7,7 +7,10 @@ import (
 	"time"
 )
 
-// gcPacer lets the heap grow to the live heap plus minHeap before the
+// goHeapMinimum is the Go runtime's smallest heap goal at GOGC=100.
+const goHeapMinimum = 4 << 20
+
+// startGCPacer lets the heap grow to the live heap plus minHeap before the
 // garbage collector runs, as long as the live heap is smaller than minHeap;
 // above that it is plain GOGC=100 (collect at twice the live heap). The heap
 // goal is therefore live + max(live, minHeap), within DESIGN.md's budget of
@@ -18,9 +21,6 @@ import (
 // It polls the live heap every interval and sets GOGC (debug.SetGCPercent)
 // from it; go.memory.limit (GOMEMLIMIT) still bounds the heap whatever GOGC
 // says. The returned function stops it and restores the GOGC it found.
-// goHeapMinimum is the Go runtime's smallest heap goal at GOGC=100.
-const goHeapMinimum = 4 << 20
-
 func startGCPacer(minHeap int64, interval time.Duration, lg *slog.Logger) (stop func()) {
 	if minHeap <= 0 {
 		return func() {}

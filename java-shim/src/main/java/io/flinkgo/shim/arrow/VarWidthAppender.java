@@ -17,6 +17,7 @@ import org.apache.arrow.vector.BitVectorHelper;
 final class VarWidthAppender {
     private final BaseVariableWidthVector v;
     private int end; // bytes of data written in this batch
+    private int next; // the row after the last one appended
     // The vector's capacities as last seen (-1: ask it); they only change when this class
     // reallocates, and a new batch asks again.
     private int valueCapacity = -1;
@@ -26,19 +27,34 @@ final class VarWidthAppender {
         this.v = v;
     }
 
-    /** Appends {@code b[off, off + len)} at {@code index}, the batch's next row. */
+    /**
+     * Appends {@code b[off, off + len)} at {@code index}: the batch's next row, or the one again
+     * after a row that failed half-way (its start is then read back).
+     */
     void append(int index, byte[] b, int off, int len) {
+        at(index);
         ensure(index, len);
         v.getDataBuffer().setBytes(end, b, off, len);
         end += len;
         v.getOffsetBuffer().setInt((long) (index + 1) * BaseVariableWidthVector.OFFSET_WIDTH, end);
         BitVectorHelper.setBit(v.getValidityBuffer(), index);
+        next = index + 1;
     }
 
-    /** Appends a null at {@code index} (its validity bit stays 0, as reset left it). */
+    /** Appends a null at {@code index}, as {@link #append} does a value. */
     void appendNull(int index) {
+        at(index);
         ensure(index, 0);
         v.getOffsetBuffer().setInt((long) (index + 1) * BaseVariableWidthVector.OFFSET_WIDTH, end);
+        BitVectorHelper.unsetBit(v.getValidityBuffer(), index); // a failed row may have set it
+        next = index + 1;
+    }
+
+    /** Positions the data end at row {@code index}'s start, unless it follows the last row. */
+    private void at(int index) {
+        if (index != next) {
+            end = index == 0 ? 0 : v.getOffsetBuffer().getInt((long) index * BaseVariableWidthVector.OFFSET_WIDTH);
+        }
     }
 
     private void ensure(int index, int len) {
@@ -64,6 +80,7 @@ final class VarWidthAppender {
     /** After the vector's {@code reset}: a new batch starts at data offset 0. */
     void reset() {
         end = 0;
+        next = 0;
         valueCapacity = -1;
         dataCapacity = -1;
     }

@@ -137,6 +137,41 @@ class ArrowRoundTripTest {
         }
     }
 
+    @Test
+    void aRowThatFailsHalfWayIsReplacedByTheNextAppend() throws Exception {
+        org.apache.flink.api.java.typeutils.RowTypeInfo type = (org.apache.flink.api.java.typeutils.RowTypeInfo)
+                org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"s", "b", "n"},
+                        org.apache.flink.api.common.typeinfo.Types.STRING,
+                        org.apache.flink.api.common.typeinfo.Types.PRIMITIVE_ARRAY(org.apache.flink.api.common.typeinfo.Types.BYTE),
+                        org.apache.flink.api.common.typeinfo.Types.LONG);
+        List<TypeMapping.InputField> fields = TypeMapping.inputFields(type);
+        try (BatchWriter w = new BatchWriter(root, 16L << 20, fields)) {
+            w.append(0, "k0".getBytes(java.nio.charset.StandardCharsets.UTF_8), true, 0, Row.of("first", new byte[] {1}, 1L));
+            // Column b holds a String: the key and column s are written, then the row fails.
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> w.append(1,
+                    "a-long-key-that-fails".getBytes(java.nio.charset.StandardCharsets.UTF_8), true, 1,
+                    Row.of("a string that is written before the failure", "not bytes", 2L)));
+            assertTrue(e.getMessage().contains("'b'"), e.getMessage());
+            assertEquals(1, w.rows());
+            w.append(1, "k1".getBytes(java.nio.charset.StandardCharsets.UTF_8), true, 2, Row.of(null, new byte[] {7, 8}, 3L));
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(2, w.finish(out));
+            try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(out.toByteArray()), root)) {
+                VectorSchemaRoot v = r.getVectorSchemaRoot();
+                assertTrue(r.loadNextBatch());
+                VarBinaryVector k = (VarBinaryVector) v.getVector(1);
+                org.apache.arrow.vector.VarCharVector sv = (org.apache.arrow.vector.VarCharVector) v.getVector(3);
+                VarBinaryVector bv = (VarBinaryVector) v.getVector(4);
+                assertEquals("k0", new String(k.get(0), java.nio.charset.StandardCharsets.UTF_8));
+                assertEquals("k1", new String(k.get(1), java.nio.charset.StandardCharsets.UTF_8));
+                assertEquals("first", new String(sv.get(0), java.nio.charset.StandardCharsets.UTF_8));
+                assertTrue(sv.isNull(1), "the failed row's string must not show through the null");
+                assertArrayEquals(new byte[] {7, 8}, bv.get(1));
+                assertEquals(3L, ((BigIntVector) v.getVector(5)).get(1));
+            }
+        }
+    }
+
     private void check(byte[] ipc, List<TypeMapping.InputField> fields, List<Row> rows) throws Exception {
         try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(ipc), root)) {
             VectorSchemaRoot v = r.getVectorSchemaRoot();

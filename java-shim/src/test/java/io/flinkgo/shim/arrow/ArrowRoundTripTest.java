@@ -82,17 +82,20 @@ class ArrowRoundTripTest {
         }
     }
 
+    /** Input fields (s STRING, b BYTES, n BIGINT). */
+    private static List<TypeMapping.InputField> stringBytesLong() {
+        return TypeMapping.inputFields(org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"s", "b", "n"},
+                org.apache.flink.api.common.typeinfo.Types.STRING,
+                org.apache.flink.api.common.typeinfo.Types.PRIMITIVE_ARRAY(org.apache.flink.api.common.typeinfo.Types.BYTE),
+                org.apache.flink.api.common.typeinfo.Types.LONG));
+    }
+
     @Test
     void stringsBytesAndKeysSurviveGrowthNullsAndDroppedBatches() throws Exception {
         // Top-level STRING and BYTES columns and the key column are appended without setSafe
         // (VarWidthAppender); batches of very different sizes, values far longer than the first
         // buffers, nulls anywhere, and a batch dropped half way must all come out exact.
-        org.apache.flink.api.java.typeutils.RowTypeInfo type = (org.apache.flink.api.java.typeutils.RowTypeInfo)
-                org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"s", "b", "n"},
-                        org.apache.flink.api.common.typeinfo.Types.STRING,
-                        org.apache.flink.api.common.typeinfo.Types.PRIMITIVE_ARRAY(org.apache.flink.api.common.typeinfo.Types.BYTE),
-                        org.apache.flink.api.common.typeinfo.Types.LONG);
-        List<TypeMapping.InputField> fields = TypeMapping.inputFields(type);
+        List<TypeMapping.InputField> fields = stringBytesLong();
         java.util.Random rnd = new java.util.Random(3);
         try (BatchWriter w = new BatchWriter(root, 48L << 20, fields)) {
             for (int n : new int[] {1, 5000, 3, 0, 700}) {
@@ -139,12 +142,7 @@ class ArrowRoundTripTest {
 
     @Test
     void aRowThatFailsHalfWayIsReplacedByTheNextAppend() throws Exception {
-        org.apache.flink.api.java.typeutils.RowTypeInfo type = (org.apache.flink.api.java.typeutils.RowTypeInfo)
-                org.apache.flink.api.common.typeinfo.Types.ROW_NAMED(new String[] {"s", "b", "n"},
-                        org.apache.flink.api.common.typeinfo.Types.STRING,
-                        org.apache.flink.api.common.typeinfo.Types.PRIMITIVE_ARRAY(org.apache.flink.api.common.typeinfo.Types.BYTE),
-                        org.apache.flink.api.common.typeinfo.Types.LONG);
-        List<TypeMapping.InputField> fields = TypeMapping.inputFields(type);
+        List<TypeMapping.InputField> fields = stringBytesLong();
         try (BatchWriter w = new BatchWriter(root, 16L << 20, fields)) {
             w.append(0, "k0".getBytes(java.nio.charset.StandardCharsets.UTF_8), true, 0, Row.of("first", new byte[] {1}, 1L));
             // Column b holds a String: the key and column s are written, then the row fails.

@@ -102,3 +102,19 @@ func TestGCMinHeapOption(t *testing.T) {
 		t.Fatalf("a bad size: %v, want an error naming %s", err, OptGCMinHeap)
 	}
 }
+
+func TestMaxProcsOption(t *testing.T) {
+	s, err := parseSettings(&Open{Agent: "a", Options: map[string]string{OptMaxProcs: "1"}})
+	if err != nil || s.maxProcs != 1 {
+		t.Fatalf("%s=1: %v, %d", OptMaxProcs, err, s.maxProcs)
+	}
+	if s, err = parseSettings(&Open{Agent: "a"}); err != nil || s.maxProcs != 0 {
+		t.Fatalf("unset: %v, %d", err, s.maxProcs)
+	}
+	for _, bad := range []string{"0", "-2", "two", "5000"} {
+		_, err := parseSettings(&Open{Agent: "a", Options: map[string]string{OptMaxProcs: bad}})
+		if err == nil || !strings.Contains(err.Error(), OptMaxProcs) {
+			t.Errorf("%s=%q: %v, want an error naming the option", OptMaxProcs, bad, err)
+		}
+	}
+}

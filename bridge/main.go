@@ -115,7 +115,7 @@ func mainExit(args []string, getenv func(string) string, stdout, stderr io.Write
 		return ExitUsage
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("FLINKGO_LOG_LEVEL"))}))
-	err = Run(context.Background(), env, ServerConfig{Agents: agents, Logger: lg, SetMemoryLimit: true, PaceGC: true})
+	err = Run(context.Background(), env, ServerConfig{Agents: agents, Logger: lg, ProcessWide: true})
 	switch {
 	case err == nil:
 		return ExitOK

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -30,13 +31,12 @@ type ServerConfig struct {
 	// Logger for the runtime; nil discards. Serve adds the subtask index
 	// and the agent name once OPEN has named them.
 	Logger *slog.Logger
-	// SetMemoryLimit applies option go.memory.limit to the process
-	// (debug.SetMemoryLimit). Main sets it; in-process tests leave it off.
-	SetMemoryLimit bool
-	// PaceGC applies option go.gc.min.heap to the process (it sets GOGC;
-	// see startGCPacer), unless GOGC is set in the environment. Main sets
-	// it; in-process tests leave it off.
-	PaceGC bool
+	// ProcessWide applies the options that change the whole process:
+	// go.memory.limit (debug.SetMemoryLimit), go.gc.min.heap (GOGC, see
+	// startGCPacer; not when GOGC is set in the environment) and
+	// go.maxprocs (GOMAXPROCS). Main sets it; in-process tests, which run
+	// several servers in one process, leave it off.
+	ProcessWide bool
 }
 
 // ErrPeer: the JVM operator sent ERROR. The error names its code and message.
@@ -263,9 +263,13 @@ func (s *server) setup(open *Open) error {
 	if err := s.openStore(open); err != nil {
 		return err
 	}
-	if set.memoryLimit > 0 && s.cfg.SetMemoryLimit {
+	if set.memoryLimit > 0 && s.cfg.ProcessWide {
 		applyMemoryLimit(set.memoryLimit)
 		s.log.Info("memory limit set", "bytes", set.memoryLimit)
+	}
+	if set.maxProcs > 0 && s.cfg.ProcessWide {
+		prev := runtime.GOMAXPROCS(set.maxProcs)
+		s.log.Info("GOMAXPROCS set", "option", OptMaxProcs, "procs", set.maxProcs, "was", prev)
 	}
 	s.schema, err = arrowio.ReadInputSchema(open.InputSchema)
 	if err != nil {

@@ -76,7 +76,7 @@ type loop struct {
 
 func (s *server) run(ctx context.Context) error {
 	defer startCPUProfile(s.set.cpuProfile, s.open.Subtask, s.log)()
-	if s.cfg.PaceGC {
+	if s.cfg.ProcessWide {
 		if os.Getenv("GOGC") != "" {
 			s.log.Info("GC pacing off: GOGC is set in the environment", "GOGC", os.Getenv("GOGC"), "option", OptGCMinHeap)
 		} else {

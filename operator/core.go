@@ -353,9 +353,8 @@ func (c *Core) checkOutput(values []any) error {
 		return fmt.Errorf("operator: output row has %d values; agent %q declares %d output columns", len(values), c.ag.agent.Name, len(cols))
 	}
 	for i, v := range values {
-		switch v.(type) {
-		case nil, bool, int64, float64, string, []byte:
-			continue // in the domain already: nothing to normalise or store back
+		if inDomainScalar(v) {
+			continue // nothing to normalise or store back
 		}
 		n, err := normalizeRowValue("", v)
 		if err != nil {

@@ -40,10 +40,21 @@ func (b *badValue) at(path string) error {
 	return fmt.Errorf("operator: value at %q has Go type %T, which memory cannot hold; use nil, bool, int64, float64, string, []byte, []any or map[string]any", path, b.v)
 }
 
-func normalize(v any) (any, *badValue) {
-	switch x := v.(type) {
+// inDomainScalar reports whether v is a value of the domain that Normalize
+// returns as it is: nil, bool, int64, float64, string or []byte.
+func inDomainScalar(v any) bool {
+	switch v.(type) {
 	case nil, bool, int64, float64, string, []byte:
+		return true
+	}
+	return false
+}
+
+func normalize(v any) (any, *badValue) {
+	if inDomainScalar(v) {
 		return v, nil
+	}
+	switch x := v.(type) {
 	case int:
 		return int64(x), nil
 	case int8:
@@ -139,9 +150,10 @@ func normalize(v any) (any, *badValue) {
 // Widening a scalar always changes its type; a list or an object holding a
 // widened value comes back as a copy, so for those the identity tells.
 func same(n, e any) bool {
-	switch x := e.(type) {
-	case nil, bool, int64, float64, string, []byte:
+	if inDomainScalar(e) {
 		return true
+	}
+	switch x := e.(type) {
 	case []any:
 		y, ok := n.([]any)
 		return ok && len(y) == len(x) && (len(x) == 0 || &y[0] == &x[0])

@@ -68,6 +68,7 @@ type Kafka struct {
 	waiters  int            // Puts waiting on space
 	held     []*kEntry      // running records held back (KafkaRunningLinger), oldest first, from heldHead
 	heldHead int
+	free     []*kWrite // kWrites to reuse (startLocked), at most maxFreeWrites
 	armed    bool      // a linger timer is set for held[heldHead]
 	epoch    time.Time // the origin of kEntry.heldAt
 	puts     int64

@@ -73,7 +73,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	}
 	w := k.startLocked(e, key, val)
 	k.mu.Unlock()
-	kr, start := &w.kr, w.start
+	kr := &w.kr
 	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
 	// order of a key's versions holds: Puts of one key are not concurrent,
 	// and a held version is produced (under k.mu) before the Put that
@@ -90,11 +90,11 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		ctx, cancel := context.WithTimeout(k.ctx, k.cfg.delivery+5*time.Second)
 		res := k.cl.ProduceSync(ctx, kr)
 		cancel()
-		k.acked(e, kr, start, res[0].Err)
+		k.acked(e, kr, res[0].Err)
 	default: // as upstream: one flush per record
 		ack := make(chan error, 1)
 		k.cl.Produce(k.ctx, kr, func(kr *kgo.Record, err error) {
-			k.acked(e, kr, start, err)
+			k.acked(e, kr, err)
 			ack <- err
 		})
 		k.flushClient()
@@ -200,27 +200,49 @@ func (k *Kafka) chainLocked(e, old *kEntry) {
 // kWrite is a record on its way to Kafka. Its kgo record's Context (the
 // field franz-go keeps for enriching a record) is the kWrite itself, whose
 // Done is Background's: the store's one promise (promise) finds the entry
-// through it, without a closure per record.
+// through it, without a closure per record. The kWrites of acknowledged
+// records are reused (Kafka.free): franz-go is done with a record once its
+// promise returns, and a kWrite with its kgo record is a few hundred bytes
+// of pointers that would otherwise be garbage after every record.
 type kWrite struct {
 	context.Context
-	kr    kgo.Record
-	e     *kEntry
-	start time.Time
+	kr kgo.Record
+	e  *kEntry
 }
+
+// maxFreeWrites bounds Kafka.free.
+const maxFreeWrites = 4096
 
 // startLocked counts e as produced in the current flush generation and
 // returns its Kafka record. REQUIRES: k.mu held.
 func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kWrite {
 	e.gen = k.sentLocked(e.part)
-	w := &kWrite{Context: context.Background(), e: e, start: time.Now()}
+	var w *kWrite
+	if n := len(k.free); n > 0 {
+		w = k.free[n-1]
+		k.free[n-1] = nil
+		k.free = k.free[:n-1]
+	} else {
+		w = &kWrite{Context: context.Background()}
+	}
+	w.e = e
+	// A zero Timestamp: franz-go sets it to the time of Produce, which
+	// acked measures the write's latency from.
 	w.kr = kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val, Context: w}
 	return w
 }
 
-// promise is the promise of the records produced by startLocked's kWrite.
+// promise is the promise of the records produced by startLocked's kWrite;
+// it recycles the kWrite.
 func (k *Kafka) promise(kr *kgo.Record, err error) {
 	w := kr.Context.(*kWrite)
-	k.acked(w.e, kr, w.start, err)
+	k.mu.Lock()
+	k.ackedLocked(w.e, kr, err)
+	w.e, w.kr = nil, kgo.Record{}
+	if len(k.free) < maxFreeWrites {
+		k.free = append(k.free, w)
+	}
+	k.mu.Unlock()
 }
 
 // sentLocked counts one record produced to partition part in the current
@@ -283,11 +305,15 @@ func (k *Kafka) lingerFire() {
 	}
 }
 
-// acked is the promise of every record: it records the offset or the
-// failure.
-func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
+// acked records the offset of a record, or its failure.
+func (k *Kafka) acked(e *kEntry, kr *kgo.Record, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.ackedLocked(e, kr, err)
+}
+
+// ackedLocked is acked. REQUIRES: k.mu held.
+func (k *Kafka) ackedLocked(e *kEntry, kr *kgo.Record, err error) {
 	k.doneLocked(e.part, e.gen)
 	if err != nil {
 		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
@@ -311,7 +337,7 @@ func (k *Kafka) acked(e *kEntry, kr *kgo.Record, start time.Time, err error) {
 	if kr.Offset+1 > k.end[e.part] {
 		k.end[e.part] = kr.Offset + 1
 	}
-	k.lat.add(time.Since(start))
+	k.lat.add(time.Since(kr.Timestamp))
 	k.stats.RecordsWritten++
 	k.stats.BytesWritten += int64(e.size)
 }

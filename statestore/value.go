@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/flinkgo/flinkgo/internal/msgp"
@@ -21,8 +22,14 @@ const valueMaxDepth = 100
 // keys in increasing byte order.
 type valueWriter struct {
 	b         []byte
-	keys      []string // scratch for sorting map keys, used as a stack
-	normalize bool     // widen int, int32, float32, ... instead of failing
+	pairs     []pair // scratch for sorting map entries, used as a stack
+	normalize bool   // widen int, int32, float32, ... instead of failing
+}
+
+// pair is a map entry being written.
+type pair struct {
+	k string
+	v any
 }
 
 var writerPool = sync.Pool{New: func() any { return &valueWriter{} }}
@@ -40,8 +47,8 @@ func putWriter(w *valueWriter) {
 	if cap(w.b) > 64<<10 {
 		w.b = nil
 	}
-	clear(w.keys[:cap(w.keys)])
-	w.keys = w.keys[:0]
+	clear(w.pairs[:cap(w.pairs)]) // drop the references to the values written
+	w.pairs = w.pairs[:0]
 	writerPool.Put(w)
 }
 
@@ -101,20 +108,33 @@ func (w *valueWriter) writeValue(v any, depth int) error {
 
 func (w *valueWriter) writeMap(m map[string]any, depth int) error {
 	w.b = msgp.AppendMapLen(w.b, len(m))
-	start := len(w.keys)
-	for k := range m {
-		w.keys = append(w.keys, k)
+	// One pass over the map collects its entries, which are then sorted by
+	// key: no lookup per key afterwards. Maps of events and memory values
+	// are small, and insertion sort is the fastest there.
+	start := len(w.pairs)
+	for k, v := range m {
+		w.pairs = append(w.pairs, pair{k, v})
 	}
-	keys := w.keys[start:]
-	slices.Sort(keys)
-	for _, k := range keys {
-		w.writeString(k)
-		if err := w.writeValue(m[k], depth+1); err != nil {
-			w.keys = w.keys[:start]
-			return prefixPath(err, "."+k)
+	ps := w.pairs[start:]
+	if len(ps) <= 12 {
+		for i := 1; i < len(ps); i++ {
+			for j := i; j > 0 && ps[j].k < ps[j-1].k; j-- {
+				ps[j], ps[j-1] = ps[j-1], ps[j]
+			}
+		}
+	} else {
+		slices.SortFunc(ps, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	}
+	for i := range ps {
+		// ps stays valid: nested maps append to w.pairs past it, and when
+		// that reallocates, ps still holds this map's entries.
+		w.writeString(ps[i].k)
+		if err := w.writeValue(ps[i].v, depth+1); err != nil {
+			w.pairs = w.pairs[:start]
+			return prefixPath(err, "."+ps[i].k)
 		}
 	}
-	w.keys = w.keys[:start]
+	w.pairs = w.pairs[:start]
 	return nil
 }
 

@@ -145,17 +145,23 @@ func (c *Context) durable(callID string, args any, fn, reconcile func() (any, er
 				if err != nil {
 					return nil, Permanent(fmt.Errorf("operator: recorded result of durable call %q: %w", callID, err))
 				}
+				c.lockCalls()
 				c.calls = append(c.calls, p)
+				c.unlockCalls()
 				c.replayed++
 				return v, nil
 			case statestore.CallFailed:
+				c.lockCalls()
 				c.calls = append(c.calls, p)
+				c.unlockCalls()
 				c.replayed++
 				return nil, &ActionError{Kind: ErrorKind(p.ErrorKind), Err: &DurableError{CallID: callID, Msg: p.Error}}
 			case statestore.CallPending:
 				c.prior = c.prior[:i+1] // later records cannot exist; keep the pending one
 				if reconcile != nil {
+					c.lockCalls()
 					c.calls = append(c.calls, p)
+					c.unlockCalls()
 					return c.finishCall(callID, digest, reconcile, true)
 				}
 			}
@@ -163,9 +169,14 @@ func (c *Context) durable(callID string, args any, fn, reconcile func() (any, er
 		c.prior = c.prior[:i] // mismatch: later records no longer apply
 	}
 	if reconcile != nil && store != nil {
+		c.lockCalls()
 		c.calls = append(c.calls, statestore.CallRecord{CallID: callID, ArgsDigest: digest, Status: statestore.CallPending})
 		err := store.PutDurable(c.record(statestore.StatusRunning, false))
 		c.t.lent()
+		if c.t.core.linger != nil {
+			c.t.lg.since = 0 // the durable record holds every call so far
+		}
+		c.unlockCalls()
 		if err != nil {
 			c.storeErr = err
 			return nil, Permanent(fmt.Errorf("operator: durable call %q: pending record not written: %w", callID, err))
@@ -196,10 +207,16 @@ func (c *Context) finishCall(callID string, digest [32]byte, fn func() (any, err
 		}
 		rec.Result = b
 	}
+	c.lockCalls()
 	if replace {
 		c.calls[len(c.calls)-1] = rec
 	} else {
 		c.calls = append(c.calls, rec)
+	}
+	if l := c.t.core.linger; l != nil {
+		l.unrecorded(c.t) // written if the action still runs a linger from now
+		c.unlockCalls()
+		return v, err
 	}
 	if store := c.t.core.store; store != nil {
 		if perr := store.Put(c.record(statestore.StatusRunning, true)); perr != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/flinkgo/flinkgo/snapshot"
 	"github.com/flinkgo/flinkgo/statestore"
@@ -33,6 +34,7 @@ type Core struct {
 	tracker statestore.InputTracker // store, if it prunes finished inputs
 	slots   statestore.SlotTracker  // store, if it keeps a cache per input (InputSlot)
 	lends   bool                    // the store is a statestore.Lender
+	linger  *lingerer               // the store's running-record linger, taken over; nil: none
 	lastCut int64                   // last checkpoint cut (or restored from)
 	logger  *slog.Logger
 	metrics *Metrics
@@ -162,6 +164,11 @@ func NewCore(a *Agent, cfg Config, store statestore.ActionStore) (*Core, error) 
 	c.slots, _ = store.(statestore.SlotTracker)
 	_, c.lends = store.(statestore.Lender)
 	c.hint, _ = store.(statestore.HoldHinter)
+	if rl, ok := store.(statestore.RunningLingerer); ok {
+		if d := rl.TakeRunningLinger(); d > 0 {
+			c.linger = &lingerer{core: c, d: d, epoch: time.Now()}
+		}
+	}
 	return c, nil
 }
 

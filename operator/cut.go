@@ -21,6 +21,13 @@ import (
 // the sort runs on the encoding goroutines, not on the core's.
 func (c *Core) Barrier(checkpointID int64) {
 	c.lastCut = checkpointID
+	if c.linger != nil {
+		// The records of actions running with unrecorded calls belong to
+		// the cut: the store's flush after it writes them.
+		if err := c.linger.flushAll(); err != nil {
+			c.fail(fmt.Errorf("%w: running record at barrier %d: %w", ErrStore, checkpointID, err))
+		}
+	}
 	var sections []*snapshot.Section
 	for _, kg := range c.table.KeyGroups() {
 		sec := &snapshot.Section{KeyGroup: kg, Keys: make([]snapshot.KeyState, 0, c.table.GroupLen(kg))}

@@ -32,6 +32,7 @@ type Task struct {
 	// records (statestore.Lender), reused with the Task; see Context.record.
 	rec      statestore.Record
 	outAttrs []map[string]any
+	lg       taskLinger // see linger.go
 }
 
 // Action returns the name of the action this task runs.
@@ -75,6 +76,13 @@ func (t *Task) Run() *Result {
 	if err == nil && c.misuseErr != nil {
 		err = Permanent(c.misuseErr)
 	}
+	unrecorded := false
+	if t.core.linger != nil {
+		var lerr error
+		if unrecorded, lerr = t.endExecution(); lerr != nil && c.storeErr == nil {
+			c.storeErr = lerr
+		}
+	}
 	res := &t.res
 	res.task, res.err, res.storeErr, res.replayed, res.calls = t, err, c.storeErr, c.replayed, c.calls
 	res.updates, res.events = c.updates[:0], c.events[:0]
@@ -89,6 +97,12 @@ func (t *Task) Run() *Result {
 				res.storeErr = perr
 			}
 			t.lent()
+		}
+	} else if store := t.core.store; unrecorded && store != nil && res.storeErr == nil {
+		// A failed execution's calls are kept for its next attempt, and
+		// for a restore before it, as when it runs on.
+		if perr := store.Put(c.record(statestore.StatusRunning, true)); perr != nil {
+			res.storeErr = perr
 		}
 	}
 	c.prior, c.calls, c.short.base, c.sensory.base = nil, nil, nil, nil

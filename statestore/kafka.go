@@ -99,6 +99,7 @@ var (
 	_ SlotTracker          = (*Kafka)(nil)
 	_ Lender               = (*Kafka)(nil)
 	_ CutFlusher           = (*Kafka)(nil)
+	_ RunningLingerer      = (*Kafka)(nil)
 )
 
 // kEntry is one version of a record: what Put (or Recover) stored for a key.
@@ -453,6 +454,18 @@ func (k *Kafka) FlushCut(checkpointID int64) (snapshot.Marker, error) {
 	k.mu.Unlock()
 	go k.takeChunked(ins, nil) // off the snapshot's path; a failure shows at the next write
 	return m, nil
+}
+
+// TakeRunningLinger implements RunningLingerer.
+func (k *Kafka) TakeRunningLinger() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cfg.flushPerRecord { // every record is written at once anyway
+		return 0
+	}
+	d := k.cfg.runningLinger
+	k.cfg.runningLinger = 0
+	return d
 }
 
 // LendsRecords implements Lender: put encodes every record before it

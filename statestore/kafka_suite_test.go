@@ -44,6 +44,7 @@ func runKafkaSuite(t *testing.T, env *kafkaEnv) {
 		{"PutGetFlushMarker", testKafkaPutGetFlush},
 		{"PutDurable", testKafkaPutDurable},
 		{"RunningLinger", testKafkaRunningLinger},
+		{"TakeRunningLinger", testKafkaTakeRunningLinger},
 		{"InvalidPut", testKafkaInvalidPut},
 		{"RecoverRescale", testKafkaRecoverRescale},
 		{"RecoverEndOffsetsCaptured", testKafkaRecoverConcurrent},
@@ -395,6 +396,33 @@ func testKafkaPutDurable(t *testing.T, env *kafkaEnv) {
 	}
 	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 3 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// testKafkaTakeRunningLinger: TakeRunningLinger hands the linger over once;
+// afterwards a running record is written at once, without a Flush.
+func testKafkaTakeRunningLinger(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic, KafkaRunningLinger(time.Minute))
+	if d := k.TakeRunningLinger(); d != time.Minute {
+		t.Fatalf("TakeRunningLinger = %v, want the configured minute", d)
+	}
+	if d := k.TakeRunningLinger(); d != 0 {
+		t.Fatalf("second TakeRunningLinger = %v, want 0 (already handed over)", d)
+	}
+	r := kRec(1, "a", 1, "slow", StatusRunning)
+	r.Updates = nil
+	r.Calls = []CallRecord{{CallID: "c", Status: CallSucceeded, Result: []byte{0xc0}}}
+	putAll(t, k, r)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(readTopic(t, env, topic)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a running record Put after TakeRunningLinger was still not written after 30 s (held for the minute?)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pk := openKafka(t, env, testTopic(t), KafkaRunningLinger(time.Minute), KafkaFlushPerRecord(true)); pk.TakeRunningLinger() != 0 {
+		t.Fatal("TakeRunningLinger with one flush per record: want 0 (nothing is held in that mode)")
 	}
 }
 

@@ -1,6 +1,10 @@
 package statestore
 
-import "github.com/flinkgo/flinkgo/snapshot"
+import (
+	"time"
+
+	"github.com/flinkgo/flinkgo/snapshot"
+)
 
 // ActionStore is the action-state log: one record per action execution, the
 // last Put for a key replacing earlier ones (as a compacted topic keeps the
@@ -128,4 +132,18 @@ type RestoredInputTracker interface {
 // that input could succeed on a first attempt.
 type HoldHinter interface {
 	MayHold(kg int32, keyHash [32]byte, seq uint64) bool
+}
+
+// RunningLingerer is an ActionStore that holds a running record back for a
+// while (the Kafka store's kafka.running.record.linger.ms), so that the
+// completion of a short action replaces it before it is written.
+// TakeRunningLinger hands that linger over to the caller: it returns the
+// store's linger (0: the store writes running records at once, so there is
+// nothing to hand over) and from then on the store writes every running
+// record it is given at once. The caller, which knows when an action
+// finishes, then Puts a running record only for an action still running a
+// linger after its first unrecorded durable call, or at a barrier: most
+// actions never need one. The core calls it once, before its first Put.
+type RunningLingerer interface {
+	TakeRunningLinger() time.Duration
 }

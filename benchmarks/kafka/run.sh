@@ -6,13 +6,13 @@
 # machine, the load and the raw output.
 # Usage: benchmarks/kafka/run.sh   (from anywhere; about 3 minutes)
 #   FLINKGO_KAFKA=host:port  use that broker instead of starting one
-#   BENCH_COUNT=3 BENCH_BATCHES=200 BENCH_SLOW_BATCHES=20
-#     runs per mode, and 1024-row batches per run (the flush-per-record mode,
-#     about 5k actions/s, runs BENCH_SLOW_BATCHES)
+#   BENCH_COUNT=5 BENCH_BATCHES=200 BENCH_SLOW_BATCHES=20
+#     rounds (one run per mode each), and 1024-row batches per run (the
+#     flush-per-record mode, about 5k actions/s, runs BENCH_SLOW_BATCHES)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=benchmarks/kafka/RESULTS.md
-count=${BENCH_COUNT:-3}
+count=${BENCH_COUNT:-5}
 batches=${BENCH_BATCHES:-200}
 slow=${BENCH_SLOW_BATCHES:-20}
 started=""
@@ -22,22 +22,36 @@ if [ -z "${FLINKGO_KAFKA:-}" ]; then
   trap 'testdata/kafka/kafka.sh stop >/dev/null 2>&1 || true' EXIT
 fi
 export FLINKGO_KAFKA
-cmd=(go test -run '^$' -bench 'ServeKafka/store=(none|kafka)$' -benchtime "${batches}x" -count "$count" -timeout 30m ./bridge/)
-cmd2=(go test -run '^$' -bench 'ServeKafka/store=kafka-flush-per-record$' -benchtime "${slow}x" -count "$count" -timeout 30m ./bridge/)
+# The two modes run in rounds, one run of each per round, in alternating
+# order: this machine's speed drifts by 10-40 % over minutes, and a ratio
+# of two runs made seconds apart is steadier than one of two medians taken
+# minutes apart.
+bindir=$(mktemp -d)
+bin=$bindir/bridge.test
+go test -c -o "$bin" ./bridge/
+run() { (cd bridge && "$bin" -test.run '^$' -test.bench "ServeKafka/store=$1\$" -test.benchtime "$2x" -test.count 1 -test.timeout 30m); }
+cmd="bridge.test (go test -c ./bridge/) -test.bench 'ServeKafka/store=MODE\$' -test.benchtime ${batches}x, MODE none and kafka alternating, $count rounds; then kafka-flush-per-record, ${slow}x, $count runs"
 raw=$(mktemp)
 # One unmeasured Kafka-store run first: a broker just started is still
 # compiling its hot paths (its CPU per record falls by about 3x over the first
 # runs), which would count against whichever mode runs first.
-warm=(go test -run '^$' -bench 'ServeKafka/store=kafka$' -benchtime 100x -count 1 -timeout 30m ./bridge/)
-"${warm[@]}" >/dev/null 2>&1 || { echo "warm-up run failed: ${warm[*]}" >&2; exit 1; }
+warm="bridge.test -test.bench 'ServeKafka/store=kafka\$' -test.benchtime 100x"
+run kafka 100 >/dev/null 2>&1 || { echo "warm-up run failed: $warm" >&2; exit 1; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-{ "${cmd[@]}" 2>&1; "${cmd2[@]}" 2>&1; } | grep -E '^(Benchmark|ok|FAIL|PASS|---)' | tee "$raw"
+for r in $(seq 1 "$count"); do
+  if [ $((r % 2)) -eq 1 ]; then order="none kafka"; else order="kafka none"; fi
+  for m in $order; do run "$m" "$batches" 2>&1 | grep -E '^(Benchmark|FAIL|---)' | sed "s/^/round $r: /" | tee -a "$raw"; done
+done
+for r in $(seq 1 "$count"); do run kafka-flush-per-record "$slow" 2>&1 | grep -E '^(Benchmark|FAIL|---)' | sed "s/^/round $r: /" | tee -a "$raw"; done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+if grep -q -E 'FAIL|^round [0-9]+: ---' "$raw"; then echo "a benchmark run failed (see above)" >&2; exit 1; fi
 
-# Median actions/s per mode, and the ratios.
-summary=$(awk '/^BenchmarkServeKafka\// {
-    split($1, a, "/"); mode = a[2]; sub(/-[0-9]+$/, "", mode)
-    for (i = 2; i <= NF; i++) if ($(i) == "actions/s") v[mode] = v[mode] " " $(i-1)
+# Median actions/s per mode, the ratios of the medians and the median of the
+# rounds' ratios.
+summary=$(awk '/BenchmarkServeKafka\// {
+    r = $2 + 0; split($3, a, "/"); mode = a[2]; sub(/-[0-9]+$/, "", mode)
+    for (i = 4; i <= NF; i++) if ($(i) == "actions/s") { v[mode] = v[mode] " " $(i-1); by[mode, r] = $(i-1) }
+    if (r > rounds) rounds = r
   }
   function median(s,   n, x, i, j, t) {
     n = split(s, x, " ")
@@ -46,11 +60,15 @@ summary=$(awk '/^BenchmarkServeKafka\// {
   }
   END {
     none = median(v["store=none"]); k = median(v["store=kafka"]); f = median(v["store=kafka-flush-per-record"])
+    for (r = 1; r <= rounds; r++) if (by["store=none", r] > 0 && by["store=kafka", r] > 0) {
+      q = by["store=kafka", r] / by["store=none", r]; ratios = ratios " " q; list = list sprintf(" %.2f", q)
+    }
     printf "| mode | actions/s (median of the runs) | vs no store |\n|---|---:|---:|\n"
     printf "| no store | %.0f | 1.00 |\n", none
     printf "| Kafka store, group commit | %.0f | %.2f |\n", k, k / none
     printf "| Kafka store, flush per record (upstream) | %.0f | %.2f |\n", f, f / none
-    printf "\nGroup commit / flush per record: %.1fx.\n", k / f
+    printf "\nKafka store / no store, per round (runs seconds apart):%s; median %.2f.\n", list, median(ratios)
+    printf "Group commit / flush per record: %.1fx.\n", k / f
   }' "$raw")
 
 {
@@ -62,7 +80,7 @@ summary=$(awk '/^BenchmarkServeKafka\// {
   echo "$( [ -n "$started" ] && echo "(started by the script)" || echo "(at $FLINKGO_KAFKA)" )."
   echo "Load average before: $load_before; after: $load_after. The machine is shared: figures vary between runs."
   echo
-  echo "Commands: \`${cmd[*]}\` and \`${cmd2[*]}\`, after one unmeasured warm-up run of the broker (\`${warm[*]}\`)."
+  echo "Commands: $cmd; after one unmeasured warm-up run of the broker ($warm)."
   echo
   echo "$summary"
   echo
@@ -72,5 +90,5 @@ summary=$(awk '/^BenchmarkServeKafka\// {
   cat "$raw"
   echo '```'
 } >"$out"
-rm -f "$raw"
+rm -rf "$raw" "$bindir"
 echo "wrote $out"

@@ -54,15 +54,25 @@ func AppendRecord(dst []byte, r *Record) ([]byte, error) {
 // encodeKeyValue returns r's key bytes and EncodeRecord(r) in one
 // allocation (key first; each slice capped at its own length).
 func encodeKeyValue(r *Record) (key, val []byte, err error) {
+	_, key, val, err = encodeKeyValueIn(nil, r)
+	return key, val, err
+}
+
+// encodeKeyValueIn is encodeKeyValue into buf when it is large enough, else
+// into a new buffer; b is the buffer used, which key and val share.
+func encodeKeyValueIn(buf []byte, r *Record) (b, key, val []byte, err error) {
 	w := getWriter(false)
 	defer putWriter(w)
 	if err := w.encodeRecord(r); err != nil {
-		return nil, nil, err
+		return buf, nil, nil, err
 	}
 	kl := r.Key.EncodedLen()
-	b := r.Key.AppendBinary(make([]byte, 0, kl+len(w.b)))
+	if n := kl + len(w.b); cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	b = r.Key.AppendBinary(buf[:0])
 	b = append(b, w.b...)
-	return b[:kl:kl], b[kl:], nil
+	return b, b[:kl:kl], b[kl:len(b):len(b)], nil
 }
 
 // encodedLen is len(EncodeRecord(r)) without keeping the bytes.

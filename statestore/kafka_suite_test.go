@@ -45,6 +45,7 @@ func runKafkaSuite(t *testing.T, env *kafkaEnv) {
 		{"PutDurable", testKafkaPutDurable},
 		{"RunningLinger", testKafkaRunningLinger},
 		{"TakeRunningLinger", testKafkaTakeRunningLinger},
+		{"RecycledBuffers", testKafkaRecycledBuffers},
 		{"InvalidPut", testKafkaInvalidPut},
 		{"RecoverRescale", testKafkaRecoverRescale},
 		{"RecoverEndOffsetsCaptured", testKafkaRecoverConcurrent},
@@ -396,6 +397,43 @@ func testKafkaPutDurable(t *testing.T, env *kafkaEnv) {
 	}
 	if s := k.KafkaStats(); s.DurableWrites != 1 || s.RecordsWritten != 3 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// testKafkaRecycledBuffers: the buffers of acknowledged records are reused
+// for later ones (recBufs); every record still reaches the topic with its
+// own bytes, over waves of records of growing and shrinking sizes.
+func testKafkaRecycledBuffers(t *testing.T, env *kafkaEnv) {
+	topic := testTopic(t)
+	k := openKafka(t, env, topic)
+	want := map[string]string{}
+	seq := uint64(0)
+	for wave := range 4 {
+		for i := range 500 {
+			seq++
+			size := []int{10, 300, 3000, 40}[(wave+i)%4] + i%7
+			val := strings.Repeat(string(rune('a'+(i+wave)%26)), size)
+			r := kRec(int32(seq%testMaxPar), fmt.Sprint("key", seq%37), seq, "act", StatusCompleted)
+			r.Updates[0].Value = val
+			want[fmt.Sprint(seq)] = val
+			putAll(t, k, r)
+		}
+		flush(t, k)
+	}
+	recs := readTopic(t, env, topic)
+	if len(recs) != len(want) {
+		t.Fatalf("topic holds %d records, want %d", len(recs), len(want))
+	}
+	for _, kr := range recs {
+		r, err := DecodeRecord(kr.Key, kr.Value)
+		if err != nil {
+			t.Fatalf("record at offset %d: %v", kr.Offset, err)
+		}
+		got, _ := r.Updates[0].Value.(string)
+		if w := want[fmt.Sprint(r.Key.Seq)]; got != w {
+			t.Fatalf("record of input %d holds a value of %d bytes starting %.10q, want %d bytes starting %.10q (a buffer reused too early?)",
+				r.Key.Seq, len(got), got, len(w), w)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package statestore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,13 +28,16 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	hold := !durable && !k.cfg.flushPerRecord && k.cfg.runningLinger > 0 && r.Status == StatusRunning &&
 		len(r.Updates) == 0 && len(r.Events) == 0
 	var key, plain, val []byte
+	var buf *[]byte // the buffer key and plain share, reused once the record is acknowledged
 	if hold {
 		if err := checkHeld(r); err != nil {
 			return err
 		}
 	} else {
+		buf = recBufs.Get().(*[]byte)
 		var err error
-		if key, plain, val, err = k.encode(r); err != nil {
+		if key, plain, val, err = k.encodeIn(buf, r); err != nil {
+			recBufs.Put(buf)
 			return err
 		}
 	}
@@ -51,6 +55,9 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	}
 	if err := k.usable(); err != nil {
 		k.mu.Unlock()
+		if buf != nil {
+			recBufs.Put(buf)
+		}
 		return err
 	}
 	var e *kEntry
@@ -71,7 +78,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		k.mu.Unlock()
 		return nil
 	}
-	w := k.startLocked(e, key, val)
+	w := k.startLocked(e, key, val, buf)
 	k.mu.Unlock()
 	kr := &w.kr
 	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
@@ -116,10 +123,34 @@ func (k *Kafka) put(r *Record, durable bool) error {
 	return nil
 }
 
+// recBufs holds the buffers of acknowledged records whose values the store
+// did not keep (see promise), for the next records' encoding: an encoded
+// record is a few hundred bytes, two per input for the example agent, and
+// allocating them afresh was a tenth of what the store made the garbage
+// collector handle.
+var recBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxRecBuf bounds the buffers kept in recBufs.
+const maxRecBuf = 16 << 10
+
 // encode returns r's Kafka key, its plain value and the value written (plain
 // sealed if values are encrypted).
 func (k *Kafka) encode(r *Record) (key, plain, val []byte, err error) {
-	if key, plain, err = encodeKeyValue(r); err != nil {
+	return k.encodeIn(nil, r)
+}
+
+// encodeIn is encode; key and plain share one buffer, *buf if it is large
+// enough (buf may be nil: a new one), and *buf is set to the buffer used.
+func (k *Kafka) encodeIn(buf *[]byte, r *Record) (key, plain, val []byte, err error) {
+	var in []byte
+	if buf != nil {
+		in = *buf
+	}
+	b, key, plain, err := encodeKeyValueIn(in, r)
+	if buf != nil {
+		*buf = b
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	if val, err = k.ciph.seal(key, plain); err != nil {
@@ -206,16 +237,18 @@ func (k *Kafka) chainLocked(e, old *kEntry) {
 // of pointers that would otherwise be garbage after every record.
 type kWrite struct {
 	context.Context
-	kr kgo.Record
-	e  *kEntry
+	kr  kgo.Record
+	e   *kEntry
+	buf *[]byte // from recBufs, or nil
 }
 
-// maxFreeWrites bounds Kafka.free.
-const maxFreeWrites = 4096
+// maxFreeWrites bounds Kafka.free: about the records in flight between two
+// barriers at the producer's linger.
+const maxFreeWrites = 16384
 
 // startLocked counts e as produced in the current flush generation and
 // returns its Kafka record. REQUIRES: k.mu held.
-func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kWrite {
+func (k *Kafka) startLocked(e *kEntry, key, val []byte, buf *[]byte) *kWrite {
 	e.gen = k.sentLocked(e.part)
 	var w *kWrite
 	if n := len(k.free); n > 0 {
@@ -225,7 +258,7 @@ func (k *Kafka) startLocked(e *kEntry, key, val []byte) *kWrite {
 	} else {
 		w = &kWrite{Context: context.Background()}
 	}
-	w.e = e
+	w.e, w.buf = e, buf
 	// A zero Timestamp: franz-go sets it to the time of Produce, which
 	// acked measures the write's latency from.
 	w.kr = kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val, Context: w}
@@ -238,7 +271,13 @@ func (k *Kafka) promise(kr *kgo.Record, err error) {
 	w := kr.Context.(*kWrite)
 	k.mu.Lock()
 	k.ackedLocked(w.e, kr, err)
-	w.e, w.kr = nil, kgo.Record{}
+	// The buffer is free once franz-go is done with the record (now) and
+	// the entry did not keep the value (ackedLocked drops it unless the
+	// core may still ask for it). A failed record's key is in the error.
+	if b := w.buf; b != nil && err == nil && w.e.plain == nil && cap(*b) <= maxRecBuf {
+		recBufs.Put(b)
+	}
+	w.e, w.kr, w.buf = nil, kgo.Record{}, nil
 	if len(k.free) < maxFreeWrites {
 		k.free = append(k.free, w)
 	}
@@ -276,7 +315,7 @@ func (k *Kafka) releaseLocked(all bool, cutoff time.Duration) {
 			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
 			return
 		}
-		k.cl.Produce(k.ctx, &k.startLocked(e, key, val).kr, k.promiseFn)
+		k.cl.Produce(k.ctx, &k.startLocked(e, key, val, nil).kr, k.promiseFn)
 	}
 	if k.heldHead == len(k.held) {
 		clear(k.held)

@@ -21,7 +21,9 @@ import (
 //
 // Locks: Task.lg.mu guards the execution's calls and lg's fields against
 // the sweeper and the barrier; lingerer.mu guards the queue. A task's lock
-// is taken before the queue's (add), never the other way round.
+// is taken before the queue's (add), never the other way round. A reconciled
+// call's pending record is written under the task's lock, so a barrier that
+// comes meanwhile waits for that write.
 
 // taskLinger is a Task's part of it.
 type taskLinger struct {

@@ -456,7 +456,8 @@ func (k *Kafka) FlushCut(checkpointID int64) (snapshot.Marker, error) {
 	return m, nil
 }
 
-// TakeRunningLinger implements RunningLingerer.
+// TakeRunningLinger implements RunningLingerer. Call it before the first
+// Put (Put reads the linger without the store's lock).
 func (k *Kafka) TakeRunningLinger() time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -24,7 +24,7 @@ type KafkaStats struct {
 	ReplayedPartitions []int32       // partitions the last Recover read, in order
 	Records            int           // records held in memory now (one per key)
 	Pruned             int64         // records dropped by CheckpointComplete
-	RunningCoalesced   int64         // running records never written: a newer version replaced them within the linger
+	RunningCoalesced   int64         // running records never written: a newer version replaced them within the linger (0 once TakeRunningLinger handed the linger over)
 }
 
 // LatencyWindow is the number of acks the latency percentiles cover.

@@ -215,3 +215,58 @@ func pendingLinger(c *Core) int {
 	defer c.linger.mu.Unlock()
 	return len(c.linger.q) - c.linger.head
 }
+
+// A queue entry of an execution that has ended must not write the running
+// record of the next execution of the same (recycled) Task, whose own
+// linger has not passed.
+func TestLingerStaleEntryDoesNotWriteTheNextExecution(t *testing.T) {
+	s := newLingerStore(time.Hour) // the timer never fires in this test
+	hold := make(chan struct{})
+	first := true
+	ag := &Agent{Name: "linger", Actions: []Action{{Name: "act", Listen: []string{InputEventType},
+		Fn: func(ctx *Context, ev *Event) error {
+			if _, err := ctx.Durable("call", nil, func() (any, error) { return int64(7), nil }); err != nil {
+				return err
+			}
+			if !first {
+				<-hold
+			}
+			return nil
+		}}}}
+	c, err := NewCore(ag, DefaultConfig(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := <-startTask(t, c)
+	task1 := res.task
+	c.Complete(res)
+	<-s.put // the first execution's completion
+	first = false
+	if err := c.Input(0, []byte("k"), 0, false, row("v", int64(2))); err != nil {
+		t.Fatal(err)
+	}
+	rd := c.Ready()
+	if len(rd.Tasks) != 1 || rd.Tasks[0] != task1 {
+		t.Fatalf("the second input's task is not the recycled first one (%d tasks)", len(rd.Tasks))
+	}
+	done := make(chan *Result, 1)
+	go func() { done <- rd.Tasks[0].Run() }()
+	for pendingLinger(c) < 2 { // the stale entry and the second execution's
+		time.Sleep(time.Millisecond)
+	}
+	stale := c.linger.take(false, c.linger.q[c.linger.head].since) // the first execution's entry only
+	if len(stale) != 1 {
+		t.Fatalf("took %d entries, want the stale one", len(stale))
+	}
+	if err := c.linger.write(stale[0], false); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.log(); len(got) != 1 {
+		t.Fatalf("Puts = %+v: the stale entry wrote the running execution's record before its linger", got)
+	}
+	close(hold)
+	c.Complete(<-done)
+	if got := s.log(); len(got) != 2 || got[1].status != statestore.StatusCompleted {
+		t.Fatalf("Puts = %+v, want the two completions only", got)
+	}
+}

@@ -15,9 +15,11 @@ import (
 // written only if the action is still running a linger after its first
 // unrecorded call, or when a barrier comes first: an action that finishes
 // within the linger writes its completed record alone, which holds the
-// calls too. The store used to hold such records itself; doing it here
-// costs a timestamp and two uncontended locks per call instead of building,
-// checking and indexing a record the completion replaces at once.
+// calls too. A store that holds such records itself has to be given each
+// of them: the core builds it, the store checks and indexes it, and the
+// completion replaces it at once. Here a call costs a timestamp and two
+// uncontended locks. The timer that writes the records whose linger is
+// over (fire) is "the sweeper" below.
 //
 // Locks: Task.lg.mu guards the execution's calls and lg's fields against
 // the sweeper and the barrier; lingerer.mu guards the queue. A task's lock

@@ -32,11 +32,13 @@ go test -c -o "$bin" ./bridge/
 run() { (cd bridge && "$bin" -test.run '^$' -test.bench "ServeKafka/store=$1\$" -test.benchtime "$2x" -test.count 1 -test.timeout 30m); }
 cmd="bridge.test (go test -c ./bridge/) -test.bench 'ServeKafka/store=MODE\$' -test.benchtime ${batches}x, MODE none and kafka alternating, $count rounds; then kafka-flush-per-record, ${slow}x, $count runs"
 raw=$(mktemp)
-# One unmeasured Kafka-store run first: a broker just started is still
+# Unmeasured Kafka-store runs first: a broker just started is still
 # compiling its hot paths (its CPU per record falls by about 3x over the first
-# runs), which would count against whichever mode runs first.
-warm="bridge.test -test.bench 'ServeKafka/store=kafka\$' -test.benchtime 100x"
-run kafka 100 >/dev/null 2>&1 || { echo "warm-up run failed: $warm" >&2; exit 1; }
+# runs), which would count against the store. One run of 100 batches was
+# not enough: in the two runs of the sixth session the first two rounds'
+# ratios were the lowest (0.39 0.36 | 0.42 0.45, then 0.41-0.51).
+warm="bridge.test -test.bench 'ServeKafka/store=kafka\$' -test.benchtime 200x, three times"
+for _ in 1 2 3; do run kafka 200 >/dev/null 2>&1 || { echo "warm-up run failed: $warm" >&2; exit 1; }; done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$count"); do
   if [ $((r % 2)) -eq 1 ]; then order="none kafka"; else order="kafka none"; fi
@@ -80,7 +82,7 @@ summary=$(awk '/BenchmarkServeKafka\// {
   echo "$( [ -n "$started" ] && echo "(started by the script)" || echo "(at $FLINKGO_KAFKA)" )."
   echo "Load average before: $load_before; after: $load_after. The machine is shared: figures vary between runs."
   echo
-  echo "Commands: $cmd; after one unmeasured warm-up run of the broker ($warm)."
+  echo "Commands: $cmd; after unmeasured warm-up runs of the broker ($warm)."
   echo
   echo "$summary"
   echo

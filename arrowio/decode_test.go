@@ -42,10 +42,7 @@ func TestCopyModeIsIndependentOfInput(t *testing.T) {
 }
 
 func TestTypedGetters(t *testing.T) {
-	b, err := DecodeBatch(buildGoldenInput(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decodeGolden(t)
 	defer b.Release()
 	r := b.Row(0)
 	idx := func(n string) int { return r.Index(n) }
@@ -78,10 +75,7 @@ func TestTypedGetters(t *testing.T) {
 }
 
 func TestRowAfterReleasePanics(t *testing.T) {
-	b, err := DecodeBatch(buildGoldenInput(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decodeGolden(t)
 	r := b.Row(0)
 	b.Release()
 	defer func() {

@@ -74,10 +74,7 @@ func TestValueViewSharesOnlyWhenInputIsNeverReused(t *testing.T) {
 // TestStrViewRejectsOtherTypes: like Str, StrView panics on a column that is
 // not a STRING, and returns "" for null.
 func TestStrViewRejectsOtherTypes(t *testing.T) {
-	b, err := DecodeBatch(buildGoldenInput(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decodeGolden(t)
 	defer b.Release()
 	r := b.Row(0)
 	defer func() {
@@ -86,6 +83,16 @@ func TestStrViewRejectsOtherTypes(t *testing.T) {
 		}
 	}()
 	r.StrView(r.Index("big"))
+}
+
+// decodeGolden decodes the golden DATA batch; the caller releases it.
+func decodeGolden(t *testing.T) *Batch {
+	t.Helper()
+	b, err := DecodeBatch(buildGoldenInput(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func goldenInputSchema(t *testing.T) *InputSchema { return inputSchemaOf(t, goldenColumns) }

@@ -42,6 +42,9 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		}
 	}
 	if !k.cfg.owned.Contains(r.Key.KeyGroup) {
+		if buf != nil {
+			recBufs.Put(buf)
+		}
 		return keyErr(r.Key.Bytes(), ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
 			k.cfg.owned.Start, k.cfg.owned.End))
 	}

@@ -119,14 +119,18 @@ func (x *kIndex) newest(key RecordKey) *kEntry {
 // replaces, or nil. slot (may be nil) is the input's InputSlot.
 func (x *kIndex) set(e *kEntry, slot *InputSlot) (old *kEntry) {
 	in, i := x.find(&e.key, slot)
-	return x.setAt(in, i, e, slot)
+	return x.setAt(in, i, e, slot, nil)
 }
 
-// setAt is set with in and i as find returned them for e's key.
-func (x *kIndex) setAt(in *kInput, i int, e *kEntry, slot *InputSlot) (old *kEntry) {
+// setAt is set with in and i as find returned them for e's key; spare (may
+// be nil) is a zero kInput to use if e's input has none.
+func (x *kIndex) setAt(in *kInput, i int, e *kEntry, slot *InputSlot, spare *kInput) (old *kEntry) {
 	switch {
 	case in == nil:
-		in = &kInput{id: e.key.input()}
+		if in = spare; in == nil {
+			in = new(kInput)
+		}
+		in.id = e.key.input()
 		in.entries = in.inline[:0]
 		x.insert(in)
 		if slot != nil {

@@ -48,6 +48,17 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		return keyErr(r.Key.Bytes(), ErrRecordKeyGroup, fmt.Sprintf("this subtask owns key groups [%d, %d] and writes no other",
 			k.cfg.owned.Start, k.cfg.owned.End))
 	}
+	// The written version's entry, and its input's when the input has none
+	// yet, are allocated before k.mu is taken: an allocation can assist the
+	// garbage collector, and Puts of the other workers would wait for it.
+	var ne *kEntry
+	var nin *kInput
+	if !hold {
+		ne = &kEntry{key: r.Key, size: len(key) + len(plain), part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
+		if r.Slot == nil || r.Slot.in == nil {
+			nin = &kInput{}
+		}
+	}
 	k.mu.Lock()
 	if !hold {
 		for k.flying >= k.cfg.maxBuffered && k.usable() == nil {
@@ -68,7 +79,7 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		e = &kEntry{key: r.Key, rec: r, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
 		k.linkLocked(e, r.Slot)
 	} else {
-		e = k.writtenLocked(r, plain, len(key)+len(plain))
+		e = k.writtenLocked(r, plain, ne, nin)
 	}
 	k.puts++
 	if hold {
@@ -81,8 +92,9 @@ func (k *Kafka) put(r *Record, durable bool) error {
 		k.mu.Unlock()
 		return nil
 	}
-	w := k.startLocked(e, key, val, buf)
+	w := k.startLocked(e)
 	k.mu.Unlock()
+	w.set(k.cfg.topic, e, key, val, buf) // outside k.mu: a kWrite's fields are a cache miss; nothing else sees it before Produce
 	kr := &w.kr
 	// Outside k.mu, so that Puts on other goroutines go on meanwhile. The
 	// order of a key's versions holds: Puts of one key are not concurrent,
@@ -175,21 +187,22 @@ func (k *Kafka) encodeHeld(e *kEntry) (key, val []byte, err error) {
 }
 
 // writtenLocked makes a written version of r's key (plain, its encoded
-// value; size, with its key) the newest and returns its entry. A held
-// version it replaces is never written: the new one holds all of it, and
-// takes over its entry, which saves the allocation of most running records'
-// successors. REQUIRES: k.mu held.
-func (k *Kafka) writtenLocked(r *Record, plain []byte, size int) *kEntry {
+// value) the newest and returns its entry: e, a new entry for it with its
+// key, size, partition and offset -1 set, or a held version's entry. A
+// held version it replaces is never written: the new one holds all of it,
+// and takes over its entry. spare (may be nil) is a zero kInput for the
+// index to use if r's input has none. REQUIRES: k.mu held.
+func (k *Kafka) writtenLocked(r *Record, plain []byte, e *kEntry, spare *kInput) *kEntry {
 	in, i := k.idx.find(&r.Key, r.Slot)
 	if i >= 0 {
 		if old := in.entries[i]; old.heldAt > 0 {
-			old.heldAt, old.rec, old.plain, old.size = 0, nil, plain, size // its place in k.held is skipped now
+			old.heldAt, old.rec, old.plain, old.size = 0, nil, plain, e.size // its place in k.held is skipped now
 			k.stats.RunningCoalesced++
 			return old
 		}
 	}
-	e := &kEntry{key: r.Key, plain: plain, size: size, part: Partition(r.Key.KeyGroup, k.topic.partitions), off: -1}
-	k.chainLocked(e, k.idx.setAt(in, i, e, r.Slot))
+	e.plain = plain
+	k.chainLocked(e, k.idx.setAt(in, i, e, r.Slot, spare))
 	return e
 }
 
@@ -250,22 +263,26 @@ type kWrite struct {
 const maxFreeWrites = 16384
 
 // startLocked counts e as produced in the current flush generation and
-// returns its Kafka record. REQUIRES: k.mu held.
-func (k *Kafka) startLocked(e *kEntry, key, val []byte, buf *[]byte) *kWrite {
+// returns a kWrite for it, to be set before it is produced. REQUIRES: k.mu
+// held.
+func (k *Kafka) startLocked(e *kEntry) *kWrite {
 	e.gen = k.sentLocked(e.part)
-	var w *kWrite
 	if n := len(k.free); n > 0 {
-		w = k.free[n-1]
+		w := k.free[n-1]
 		k.free[n-1] = nil
 		k.free = k.free[:n-1]
-	} else {
-		w = &kWrite{Context: context.Background()}
+		return w
 	}
+	return &kWrite{Context: context.Background()}
+}
+
+// set makes w the write of entry e: its Kafka record of topic, with key
+// and val, encoded in buf (may be nil).
+func (w *kWrite) set(topic string, e *kEntry, key, val []byte, buf *[]byte) {
 	w.e, w.buf = e, buf
 	// A zero Timestamp: franz-go sets it to the time of Produce, which
 	// acked measures the write's latency from.
-	w.kr = kgo.Record{Topic: k.cfg.topic, Partition: e.part, Key: key, Value: val, Context: w}
-	return w
+	w.kr = kgo.Record{Topic: topic, Partition: e.part, Key: key, Value: val, Context: w}
 }
 
 // promise is the promise of the records produced by startLocked's kWrite;
@@ -277,14 +294,18 @@ func (k *Kafka) promise(kr *kgo.Record, err error) {
 	// The buffer is free once franz-go is done with the record (now) and
 	// the entry did not keep the value (ackedLocked drops it unless the
 	// core may still ask for it). A failed record's key is in the error.
-	if b := w.buf; b != nil && err == nil && w.e.plain == nil && cap(*b) <= maxRecBuf {
-		recBufs.Put(b)
+	b := w.buf
+	if b != nil && (err != nil || w.e.plain != nil || cap(*b) > maxRecBuf) {
+		b = nil
 	}
 	w.e, w.kr, w.buf = nil, kgo.Record{}, nil
 	if len(k.free) < maxFreeWrites {
 		k.free = append(k.free, w)
 	}
 	k.mu.Unlock()
+	if b != nil {
+		recBufs.Put(b) // outside k.mu, which the workers' Puts wait for
+	}
 }
 
 // sentLocked counts one record produced to partition part in the current
@@ -318,7 +339,9 @@ func (k *Kafka) releaseLocked(all bool, cutoff time.Duration) {
 			k.failLocked(&KafkaWriteError{Topic: k.cfg.topic, Partition: e.part, Key: e.key.Bytes(), Err: err})
 			return
 		}
-		k.cl.Produce(k.ctx, &k.startLocked(e, key, val, nil).kr, k.promiseFn)
+		w := k.startLocked(e)
+		w.set(k.cfg.topic, e, key, val, nil)
+		k.cl.Produce(k.ctx, &w.kr, k.promiseFn)
 	}
 	if k.heldHead == len(k.held) {
 		clear(k.held)

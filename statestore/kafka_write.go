@@ -289,8 +289,9 @@ func (w *kWrite) set(topic string, e *kEntry, key, val []byte, buf *[]byte) {
 // it recycles the kWrite.
 func (k *Kafka) promise(kr *kgo.Record, err error) {
 	w := kr.Context.(*kWrite)
+	lat := time.Since(kr.Timestamp) // before k.mu: reading the clock is most of an acknowledgement's work
 	k.mu.Lock()
-	k.ackedLocked(w.e, kr, err)
+	k.ackedLocked(w.e, kr, err, lat)
 	// The buffer is free once franz-go is done with the record (now) and
 	// the entry did not keep the value (ackedLocked drops it unless the
 	// core may still ask for it). A failed record's key is in the error.
@@ -372,13 +373,15 @@ func (k *Kafka) lingerFire() {
 
 // acked records the offset of a record, or its failure.
 func (k *Kafka) acked(e *kEntry, kr *kgo.Record, err error) {
+	lat := time.Since(kr.Timestamp)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.ackedLocked(e, kr, err)
+	k.ackedLocked(e, kr, err, lat)
 }
 
-// ackedLocked is acked. REQUIRES: k.mu held.
-func (k *Kafka) ackedLocked(e *kEntry, kr *kgo.Record, err error) {
+// ackedLocked is acked; lat is the record's write latency. REQUIRES: k.mu
+// held.
+func (k *Kafka) ackedLocked(e *kEntry, kr *kgo.Record, err error, lat time.Duration) {
 	k.doneLocked(e.part, e.gen)
 	if err != nil {
 		k.failLocked(&KafkaWriteError{Topic: kr.Topic, Partition: kr.Partition, Key: kr.Key, Err: err})
@@ -402,7 +405,7 @@ func (k *Kafka) ackedLocked(e *kEntry, kr *kgo.Record, err error) {
 	if kr.Offset+1 > k.end[e.part] {
 		k.end[e.part] = kr.Offset + 1
 	}
-	k.lat.add(time.Since(kr.Timestamp))
+	k.lat.add(lat)
 	k.stats.RecordsWritten++
 	k.stats.BytesWritten += int64(e.size)
 }

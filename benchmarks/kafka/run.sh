@@ -22,7 +22,7 @@ broker_pid=""
 if [ -z "${FLINKGO_KAFKA:-}" ]; then
   # The broker shares the machine's cores with the Go process here (in a
   # deployment it runs on its own machines). On ext4 its log appends cost it
-  # about three times the kernel CPU they cost on tmpfs (README.md, "Seventh
+  # four to five times the kernel CPU they cost on tmpfs (README.md, "Seventh
   # session"); Kafka does not fsync its log either way (its durability is
   # replication and acks=all), so the broker behaves the same on both.
   if [ -z "${KAFKA_STATE_DIR:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
@@ -48,7 +48,8 @@ bin=$bindir/bridge.test
 go test -c -o "$bin" ./bridge/
 run() { (cd bridge && "$bin" -test.run '^$' -test.bench "ServeKafka/store=$1\$" -test.benchtime "$2x" -test.count 1 -test.timeout 30m); }
 # measured runs one benchmark run and appends to its result line the broker's
-# CPU seconds over the run (setup and teardown included), when it is known.
+# CPU seconds over the whole process (setup, the testing package's one-op
+# probe run, the timed run, teardown), when it is known.
 measured() {
   local b0 b1
   b0=$(broker_cpu)

@@ -113,3 +113,55 @@ func TestKafkaFakeTLSSASL(t *testing.T) {
 	}
 	t.Logf("unknown CA: %v", err)
 }
+
+// Each SASL mechanism the options name authenticates with its own
+// credentials, and is refused with another mechanism's.
+func TestKafkaFakeSASLMechanisms(t *testing.T) {
+	srv, caFile := selfSignedCA(t)
+	mechs := []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+	for _, mech := range mechs {
+		t.Run(mech, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(srv), kfake.EnableSASL(),
+				kfake.Superuser(mech, "agent", "pw-"+mech))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			open := func(mechanism string) (*Kafka, error) {
+				opts, err := KafkaOptionsFrom(map[string]string{
+					"kafkaBootstrapServers":              c.ListenAddrs()[0],
+					"kafkaActionStateTopic":              "sasl-state",
+					"kafkaActionStateTopicNumPartitions": "2",
+					"kafka.sasl.mechanism":               mechanism,
+					"kafka.sasl.username":                "agent",
+					"kafka.sasl.password":                "pw-" + mech,
+					"kafka.tls.enabled":                  "true",
+					"kafka.tls.ca.file":                  caFile,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, KafkaLogger(discardLog), KafkaClientOpts(kgo.RetryTimeout(2*time.Second), kgo.RequestRetries(1)))
+				k, err := NewKafka(testCtx(t), opts...)
+				if err == nil {
+					t.Cleanup(func() { _ = k.Close() })
+				}
+				return k, err
+			}
+			k, err := open(mech)
+			if err != nil {
+				t.Fatalf("%s: %v", mech, err)
+			}
+			if err := k.PutDurable(kRec(1, "a", 1, "x", StatusCompleted)); err != nil {
+				t.Fatalf("%s: a write: %v", mech, err)
+			}
+			other := mechs[0]
+			if other == mech {
+				other = mechs[1]
+			}
+			if _, err := open(other); !errors.Is(err, ErrKafkaTopic) {
+				t.Errorf("the broker knows %s only, the store uses %s: err = %v", mech, other, err)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"math/big"
 	"net"
 	"os"
@@ -71,28 +72,7 @@ func TestKafkaFakeTLSSASL(t *testing.T) {
 		"kafka.tls.enabled":                  "true",
 		"kafka.tls.ca.file":                  caFile,
 	}
-	open := func(t *testing.T, change map[string]string) (*Kafka, error) {
-		m := map[string]string{}
-		for k, v := range options {
-			m[k] = v
-		}
-		for k, v := range change {
-			m[k] = v
-		}
-		opts, err := KafkaOptionsFrom(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := testCtx(t)
-		// Fail fast on a refused handshake instead of retrying for the context's life.
-		opts = append(opts, KafkaLogger(discardLog), KafkaClientOpts(kgo.RetryTimeout(2*time.Second), kgo.RequestRetries(1)))
-		k, err := NewKafka(ctx, opts...)
-		if err == nil {
-			t.Cleanup(func() { _ = k.Close() })
-		}
-		return k, err
-	}
-	k, err := open(t, nil)
+	k, err := openOptions(t, options, nil)
 	if err != nil {
 		t.Fatalf("TLS + SCRAM: %v", err)
 	}
@@ -101,17 +81,35 @@ func TestKafkaFakeTLSSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	flush(t, k)
-	_, err = open(t, map[string]string{"kafka.sasl.password": "wrong"})
+	_, err = openOptions(t, options, map[string]string{"kafka.sasl.password": "wrong"})
 	if !errors.Is(err, ErrKafkaTopic) {
 		t.Errorf("wrong password: err = %v", err)
 	}
 	t.Logf("wrong password: %v", err)
 	_, otherCA := selfSignedCA(t)
-	_, err = open(t, map[string]string{"kafka.tls.ca.file": otherCA})
+	_, err = openOptions(t, options, map[string]string{"kafka.tls.ca.file": otherCA})
 	if !errors.Is(err, ErrKafkaTopic) {
 		t.Errorf("unknown CA: err = %v", err)
 	}
 	t.Logf("unknown CA: %v", err)
+}
+
+// openOptions opens a Kafka store from the agent options, with those of
+// change replacing them; it fails fast on a refused handshake instead of
+// retrying for the test context's life.
+func openOptions(t *testing.T, options, change map[string]string) (*Kafka, error) {
+	m := maps.Clone(options)
+	maps.Copy(m, change)
+	opts, err := KafkaOptionsFrom(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append(opts, KafkaLogger(discardLog), KafkaClientOpts(kgo.RetryTimeout(2*time.Second), kgo.RequestRetries(1)))
+	k, err := NewKafka(testCtx(t), opts...)
+	if err == nil {
+		t.Cleanup(func() { _ = k.Close() })
+	}
+	return k, err
 }
 
 // Each SASL mechanism the options name authenticates with its own
@@ -127,26 +125,17 @@ func TestKafkaFakeSASLMechanisms(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.Close)
+			options := map[string]string{
+				"kafkaBootstrapServers":              c.ListenAddrs()[0],
+				"kafkaActionStateTopic":              "sasl-state",
+				"kafkaActionStateTopicNumPartitions": "2",
+				"kafka.sasl.username":                "agent",
+				"kafka.sasl.password":                "pw-" + mech,
+				"kafka.tls.enabled":                  "true",
+				"kafka.tls.ca.file":                  caFile,
+			}
 			open := func(mechanism string) (*Kafka, error) {
-				opts, err := KafkaOptionsFrom(map[string]string{
-					"kafkaBootstrapServers":              c.ListenAddrs()[0],
-					"kafkaActionStateTopic":              "sasl-state",
-					"kafkaActionStateTopicNumPartitions": "2",
-					"kafka.sasl.mechanism":               mechanism,
-					"kafka.sasl.username":                "agent",
-					"kafka.sasl.password":                "pw-" + mech,
-					"kafka.tls.enabled":                  "true",
-					"kafka.tls.ca.file":                  caFile,
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				opts = append(opts, KafkaLogger(discardLog), KafkaClientOpts(kgo.RetryTimeout(2*time.Second), kgo.RequestRetries(1)))
-				k, err := NewKafka(testCtx(t), opts...)
-				if err == nil {
-					t.Cleanup(func() { _ = k.Close() })
-				}
-				return k, err
+				return openOptions(t, options, map[string]string{"kafka.sasl.mechanism": mechanism})
 			}
 			k, err := open(mech)
 			if err != nil {

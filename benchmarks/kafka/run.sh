@@ -18,6 +18,7 @@ count=${BENCH_COUNT:-5}
 batches=${BENCH_BATCHES:-200}
 slow=${BENCH_SLOW_BATCHES:-20}
 started=""
+state_dir="" # the started broker's, as kafka.sh names it
 broker_pid=""
 if [ -z "${FLINKGO_KAFKA:-}" ]; then
   # The broker shares the machine's cores with the Go process here (in a
@@ -31,7 +32,8 @@ if [ -z "${FLINKGO_KAFKA:-}" ]; then
   FLINKGO_KAFKA=$(testdata/kafka/kafka.sh start)
   started=yes
   trap 'testdata/kafka/kafka.sh stop >/dev/null 2>&1 || true' EXIT
-  broker_pid=$(cat "${KAFKA_STATE_DIR:-${TMPDIR:-/tmp}/flinkgo-kafka-${KAFKA_PORT:-19092}}/kafka.pid")
+  state_dir=${KAFKA_STATE_DIR:-${TMPDIR:-/tmp}/flinkgo-kafka-${KAFKA_PORT:-19092}}
+  broker_pid=$(cat "$state_dir/kafka.pid")
 fi
 export FLINKGO_KAFKA
 # broker_cpu prints the CPU seconds the started broker has used (user +
@@ -113,7 +115,7 @@ summary=$(awk '/BenchmarkServeKafka\// {
   echo "Produced by \`benchmarks/kafka/run.sh\` on $(date -u +%Y-%m-%d) — $(nproc) cores,"
   echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3),"
   echo "Apache Kafka 4.1.1 (testdata/kafka/kafka.sh, KRaft, one JVM with -Xmx512m) on the same machine"
-  echo "$( [ -n "$started" ] && echo "(started by the script, data in ${KAFKA_STATE_DIR:-${TMPDIR:-/tmp}/flinkgo-kafka-${KAFKA_PORT:-19092}} on $(stat -f -c %T "${KAFKA_STATE_DIR:-${TMPDIR:-/tmp}}" 2>/dev/null || echo '?'))" || echo "(at $FLINKGO_KAFKA)" )."
+  echo "$( [ -n "$started" ] && echo "(started by the script, data in $state_dir on $(stat -f -c %T "$state_dir" 2>/dev/null || echo '?'))" || echo "(at $FLINKGO_KAFKA)" )."
   echo "Load average before: $load_before; after: $load_after. The machine is shared: figures vary between runs."
   echo
   echo "Commands: $cmd; after unmeasured warm-up runs of the broker ($warm)."

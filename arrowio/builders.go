@@ -23,6 +23,8 @@ type rowWriter struct {
 	schemaMsg []byte
 	out       bytes.Buffer
 	rows      int
+	plan      *rowPlan // AppendRow's, for the last input schema
+	conv      []any    // AppendRow's scratch
 }
 
 func newRowWriter(schema *arrow.Schema, user userColumns, lead int, alloc memory.Allocator) *rowWriter {

@@ -40,13 +40,17 @@ func rssKiB(field string) int64 {
 }
 
 // passAgent emits every input row as its output row; inline: its action
-// runs on the core goroutine (operator.Action.Inline).
-func passAgent(inline bool) *operator.Agent {
+// runs on the core goroutine (operator.Action.Inline); asRow: it emits the
+// row itself (operator.NewOutputRow), not its values (NewOutput).
+func passAgent(inline, asRow bool) *operator.Agent {
 	return &operator.Agent{
 		Name: "pass",
 		Actions: []operator.Action{{Name: "pass", Listen: []string{operator.InputEventType},
 			Fn: func(ctx *operator.Context, ev *operator.Event) error {
 				in := ev.Input()
+				if asRow {
+					return ctx.EmitRow(in)
+				}
 				vals := make([]any, in.NumFields())
 				vr, _ := in.(operator.ViewRow)
 				for i := range vals {
@@ -75,14 +79,15 @@ func BenchmarkServePassThrough(b *testing.B) {
 		if threads > 0 {
 			name = fmt.Sprintf("threads=%d", threads)
 		}
-		b.Run(name, func(b *testing.B) { benchPass(b, threads, false) })
+		b.Run(name, func(b *testing.B) { benchPass(b, threads, false, false) })
 	}
-	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true) })
+	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true, false) })
+	b.Run("inline-row", func(b *testing.B) { benchPass(b, 0, true, true) })
 }
 
-func benchPass(b *testing.B, threads int, inline bool) {
+func benchPass(b *testing.B, threads int, inline, asRow bool) {
 	const batchRows = 1024
-	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(inline)}}, passCols)
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(inline, asRow)}}, passCols)
 	opts := map[string]string{}
 	if threads > 0 {
 		opts["num-async-threads"] = fmt.Sprint(threads)
@@ -183,7 +188,7 @@ func benchPass(b *testing.B, threads int, inline bool) {
 func BenchmarkCoreOnlyPass(b *testing.B) {
 	cfg := operator.DefaultConfig()
 	cfg.MaxConcurrency = 64
-	c, err := operator.NewCore(passAgent(false), cfg, nil)
+	c, err := operator.NewCore(passAgent(false, false), cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -301,6 +301,8 @@ func cell(t testing.TB, a arrow.Array, i int) any {
 	switch a := a.(type) {
 	case *array.Int64:
 		return a.Value(i)
+	case *array.Int32:
+		return int64(a.Value(i))
 	case *array.Float64:
 		return a.Value(i)
 	case *array.String:

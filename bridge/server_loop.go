@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/flinkgo/flinkgo/arrowio"
@@ -18,28 +19,39 @@ import (
 // what was produced to a peer that does not read.
 const closeTimeout = 10 * time.Second
 
-// batchRef counts the rows of a DATA batch the core still holds.
-// Core goroutine only.
+// batchRef counts the holds on a DATA batch: one per row the core still
+// holds, one per row emitted as it is (operator.NewOutputRow) that the
+// writer has not copied yet. The batch is released with the last.
 type batchRef struct {
 	b    *arrowio.Batch
-	left int
+	left atomic.Int32
 }
 
 // batchRow is an input row handed to the core: a zero-copy view into its
-// batch. The core calls Release when the row's input has finished; the
-// batch is released with its last row.
+// batch. The core calls Release when the row's input has finished, and
+// Retain when the row is emitted as it is; the writer releases what was
+// retained once it has copied the row.
 type batchRow struct {
 	*arrowio.Row
 	ref *batchRef
 }
 
 // Release implements operator.Releaser.
-func (r *batchRow) Release() {
-	r.Row = nil
-	if r.ref.left--; r.ref.left == 0 {
-		r.ref.b.Release()
-		r.ref.b = nil
+func (r *batchRow) Release() { r.ref.release(1) }
+
+// release ends n holds.
+func (r *batchRef) release(n int32) {
+	if left := r.left.Add(-n); left == 0 {
+		r.b.Release()
+	} else if left < 0 {
+		panic("bridge: internal: a DATA batch released more often than held")
 	}
+}
+
+// Retain implements operator.Retainer: the same row, held once more.
+func (r *batchRow) Retain() operator.Row {
+	r.ref.left.Add(1)
+	return r
 }
 
 // loop is the run loop. It runs on the goroutine that called Serve and owns
@@ -166,7 +178,7 @@ func (l *loop) pump() error {
 			e := &rd.Emits[i]
 			switch e.Kind {
 			case operator.EmitOutput:
-				l.pending = append(l.pending, outItem{kind: outRow, ts: e.Timestamp, hasTS: e.HasTS, values: e.Values})
+				l.pending = append(l.pending, outItem{kind: outRow, ts: e.Timestamp, hasTS: e.HasTS, values: e.Values, row: e.Row})
 			case operator.EmitWatermark:
 				l.pending = append(l.pending, outItem{kind: outWmAck, ts: e.Timestamp})
 			case operator.EmitSnapshot:
@@ -323,7 +335,8 @@ func (l *loop) data(b *arrowio.Batch) error {
 	}
 	l.credit -= int64(n)
 	l.rowsIn += int64(n)
-	ref := &batchRef{b: b, left: n}
+	ref := &batchRef{b: b}
+	ref.left.Store(int32(n))
 	rows := make([]batchRow, n)
 	for i := range rows {
 		rows[i] = batchRow{Row: b.Row(i), ref: ref}

@@ -36,6 +36,7 @@ type outItem struct {
 	ts       int64 // outRow: input timestamp; outWmAck: watermark
 	hasTS    bool
 	values   []any               // outRow, in output-column order
+	row      operator.Row        // outRow of operator.NewOutputRow (values nil)
 	n        int64               // outCredit: rows; outSnapshot: checkpoint id
 	sections []*snapshot.Section // outSnapshot
 	perr     *ProtocolError      // outError
@@ -76,6 +77,11 @@ type writer struct {
 	estBytes int   // their approximate size
 	credit   int64 // credit not yet sent
 	ctl      []byte
+	// Holds on the DATA batch of the last rows copied, not yet released:
+	// one atomic add per run of rows of a batch, not per row (the core
+	// goroutine adds to the same counter).
+	relRef *batchRef
+	relN   int32
 
 	done   chan struct{} // closed when run returns
 	failed chan struct{} // closed when run fails, before it reports the failure
@@ -209,6 +215,7 @@ func (w *writer) run() {
 				return
 			}
 		}
+		w.releaseCopied()
 		clear(items)
 		buf = items
 		if closed {
@@ -253,12 +260,13 @@ func (w *writer) fail(err error) {
 func (w *writer) handle(it *outItem) error {
 	switch it.kind {
 	case outRow:
-		if err := w.ob.Append(it.ts, it.hasTS, it.values); err != nil {
+		size, err := w.appendRow(it)
+		if err != nil {
 			return &ProtocolError{Code: CodeActionFailed, Err: err,
 				Message: fmt.Sprintf("an output row does not fit the agent's output schema: %v; fix the action that emits it", err)}
 		}
 		w.rows++
-		w.estBytes += 16 + approxSize(it.values)
+		w.estBytes += 16 + size
 		if w.rows >= w.maxRows || w.estBytes >= w.maxBytes {
 			return w.flushRows()
 		}
@@ -279,6 +287,38 @@ func (w *writer) handle(it *outItem) error {
 		return it.perr
 	}
 	return fmt.Errorf("bridge: internal: unknown output item kind %d", it.kind)
+}
+
+// appendRow appends an output row to the OUTPUT batch and returns about
+// how many bytes it takes there. A row of an input batch (NewOutputRow of
+// the input) is copied from its Arrow buffers and released; another Row
+// goes in through its values.
+func (w *writer) appendRow(it *outItem) (int, error) {
+	switch r := it.row.(type) {
+	case nil:
+		return approxSize(it.values), w.ob.Append(it.ts, it.hasTS, it.values)
+	case *batchRow:
+		size, err := r.SizeHint(), w.ob.AppendRow(it.ts, it.hasTS, r.Row)
+		if r.ref != w.relRef {
+			w.releaseCopied()
+			w.relRef = r.ref
+		}
+		w.relN++
+		return size, err
+	}
+	vals := operator.RowValues(it.row)
+	if rel, ok := it.row.(operator.Releaser); ok {
+		rel.Release()
+	}
+	return approxSize(vals), w.ob.Append(it.ts, it.hasTS, vals)
+}
+
+// releaseCopied releases the holds of the rows copied since the last call.
+func (w *writer) releaseCopied() {
+	if w.relN > 0 {
+		w.relRef.release(w.relN)
+	}
+	w.relRef, w.relN = nil, 0
 }
 
 // control sends a control frame after the pending rows and credit.

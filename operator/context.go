@@ -76,7 +76,13 @@ func (c *Context) SendEvent(e *Event) error {
 		return fmt.Errorf("%w: field UpstreamAction is set (%q); send a new event, the runtime binds lineage", ErrLineage, e.UpstreamAction)
 	}
 	if e.Type == OutputEventType {
-		if err := c.t.core.checkOutput(e.output); err != nil {
+		var err error
+		if e.outRow != nil {
+			err = c.t.core.checkOutputRow(e.outRow)
+		} else {
+			err = c.t.core.checkOutput(e.output)
+		}
+		if err != nil {
 			return err
 		}
 	} else {
@@ -90,6 +96,24 @@ func (c *Context) SendEvent(e *Event) error {
 	e.ID = eventID(c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
 	c.events = append(c.events, e)
 	return nil
+}
+
+// EmitRow sends r as an output row: SendEvent(NewOutputRow(r)) without
+// allocating the event (the runtime reuses it once the output is emitted;
+// there is no *Event to keep). It is the fast path for an action that
+// forwards its input row, ev.Input(), or another Row whose columns are the
+// agent's Output columns.
+func (c *Context) EmitRow(r Row) error {
+	t := c.t
+	n := len(t.outEvs)
+	if n < cap(t.outEvs) {
+		t.outEvs = t.outEvs[:n+1]
+	} else {
+		t.outEvs = append(t.outEvs, Event{})
+	}
+	e := &t.outEvs[n]
+	e.Type, e.outRow = OutputEventType, r
+	return c.SendEvent(e)
 }
 
 func (c *Context) misuse(what string) error {

@@ -120,13 +120,27 @@ type Emit struct {
 	KeyGroup int32
 	Key      []byte // do not modify
 	EventID  UUID
-	Values   []any // in the agent's Output order
+	Values   []any // in the agent's Output order; nil if Row is set
+	// Row is the output row of an event made by NewOutputRow, its columns
+	// in the agent's Output order (nil otherwise). If it is a Releaser, the
+	// receiver calls Release once it has copied the row; Output gives its
+	// values.
+	Row Row
 	// EmitOutput (input timestamp) and EmitWatermark
 	Timestamp int64
 	HasTS     bool
 	// EmitSnapshot
 	CheckpointID int64
 	Sections     []*snapshot.Section // one per key group holding keys, ascending; keys unsorted (EncodeSection sorts)
+}
+
+// Output returns the values of an EmitOutput's row: Values, or those of
+// Row (which must not have been released yet).
+func (e *Emit) Output() []any {
+	if e.Row != nil {
+		return RowValues(e.Row)
+	}
+	return e.Values
 }
 
 // Ready is what the caller must do after a step, in this order: send Emits
@@ -352,6 +366,15 @@ func (c *Core) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// checkOutputRow checks the row of a NewOutputRow event: its values are
+// in the domain already (Row's contract); its width must match.
+func (c *Core) checkOutputRow(r Row) error {
+	if cols := c.ag.agent.Output; len(cols) > 0 && r.NumFields() != len(cols) {
+		return fmt.Errorf("operator: output row has %d columns; agent %q declares %d output columns", r.NumFields(), c.ag.agent.Name, len(cols))
+	}
+	return nil
 }
 
 func (c *Core) checkOutput(values []any) error {

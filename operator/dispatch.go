@@ -94,6 +94,8 @@ func (c *Core) newTask() *Task {
 func (c *Core) recycle(t *Task) {
 	clear(t.res.updates)
 	clear(t.res.events)
+	clear(t.outEvs)
+	t.outEvs = t.outEvs[:0]
 	t.ks, t.act, t.ev, t.short, t.sensory, t.prior, t.slot = nil, nil, nil, nil, nil, nil, nil
 	t.res.err, t.res.storeErr, t.res.calls = nil, nil, nil
 	t.res.updates, t.res.events = t.res.updates[:0], t.res.events[:0]
@@ -119,8 +121,12 @@ func (c *Core) apply(ks *keyState, res *Result) {
 	}
 	for _, e := range res.events {
 		if e.Type == OutputEventType {
-			c.emits = append(c.emits, Emit{Kind: EmitOutput, KeyGroup: ks.kg, Key: ks.key, EventID: e.ID,
-				Values: e.output, Timestamp: f.in.ts, HasTS: f.in.hasTS})
+			em := Emit{Kind: EmitOutput, KeyGroup: ks.kg, Key: ks.key, EventID: e.ID,
+				Values: e.output, Timestamp: f.in.ts, HasTS: f.in.hasTS}
+			if e.outRow != nil {
+				em.Values, em.Row = nil, outputRow(e)
+			}
+			c.emits = append(c.emits, em)
 			c.stats.OutputsEmitted++
 			continue
 		}
@@ -137,6 +143,19 @@ func (c *Core) apply(ks *keyState, res *Result) {
 	} else {
 		c.markReady(ks)
 	}
+}
+
+// outputRow returns the row of a NewOutputRow event for Emit.Row: retained
+// if it pins a buffer that its input's end releases, copied into values if
+// it pins one and cannot be retained, as it is otherwise.
+func outputRow(e *Event) Row {
+	switch r := e.outRow.(type) {
+	case Retainer:
+		return r.Retain()
+	case Releaser:
+		return FieldsRow(materialize(e.outRow))
+	}
+	return e.outRow
 }
 
 // finishInput ends the key's in-flight input and starts the next queued one.

@@ -45,6 +45,7 @@ type Event struct {
 
 	row    Row   // _input_event
 	output []any // _output_event, in output-schema order
+	outRow Row   // _output_event of NewOutputRow (output is made from it when asked for)
 }
 
 // NewEvent returns an event of type typ with attributes attrs. The map is
@@ -59,11 +60,43 @@ func NewOutput(values ...any) *Event {
 	return &Event{Type: OutputEventType, output: values}
 }
 
+// NewOutputRow returns an _output_event whose output row is r: r's columns,
+// by position, are the values of the agent's Output columns. It is the
+// cheap way to emit an input row (ev.Input() as it is) or any other Row:
+// nothing is boxed into an []any, and the bridge copies a row of an input
+// batch into the OUTPUT batch column by column, straight from the input's
+// Arrow buffers. r must not change after it is sent. A column that does not
+// fit its output column fails the subtask, as it does with NewOutput.
+func NewOutputRow(r Row) *Event {
+	return &Event{Type: OutputEventType, outRow: r}
+}
+
 // Input returns the row of an _input_event, nil for other events.
 func (e *Event) Input() Row { return e.row }
 
-// Output returns the row of an _output_event, nil for other events.
-func (e *Event) Output() []any { return e.output }
+// Output returns the row of an _output_event, nil for other events. For
+// an event of NewOutputRow it is made from the row (once) on first call.
+func (e *Event) Output() []any {
+	if e.output == nil && e.outRow != nil {
+		e.output = RowValues(e.outRow)
+	}
+	return e.output
+}
+
+// RowValues returns the values of r in a new slice, strings shared with
+// the input batch where they are never reused (as GetView returns them).
+func RowValues(r Row) []any {
+	vals := make([]any, r.NumFields())
+	vr, _ := r.(ViewRow)
+	for i := range vals {
+		if vr != nil {
+			vals[i] = vr.ValueView(i)
+		} else {
+			vals[i] = r.Value(i)
+		}
+	}
+	return vals
+}
 
 // String is for logs.
 func (e *Event) String() string {
@@ -82,7 +115,7 @@ func (e *Event) toSnapshotIn(out map[string]any) snapshot.Event {
 		if out == nil {
 			out = make(map[string]any, 1)
 		}
-		out["output"] = e.output
+		out["output"] = e.Output()
 		se.Attrs = out
 	}
 	return se
@@ -245,3 +278,9 @@ func cloneValue(v any) any {
 // Releaser is implemented by rows that pin a buffer (an Arrow batch). The
 // core calls Release once it no longer needs the row.
 type Releaser interface{ Release() }
+
+// Retainer is implemented by Releaser rows that can outlive their input:
+// Retain returns a row with the same values that stays valid until its own
+// Release, after the input's. The core retains an input row emitted with
+// NewOutputRow and hands it on in Emit.Row.
+type Retainer interface{ Retain() Row }

@@ -72,7 +72,7 @@ func (d *driver) outputs() [][]any {
 	var out [][]any
 	for _, e := range d.emits {
 		if e.Kind == EmitOutput {
-			out = append(out, e.Values)
+			out = append(out, e.Output())
 		}
 	}
 	return out

@@ -33,6 +33,10 @@ type Task struct {
 	rec      statestore.Record
 	outAttrs []map[string]any
 	lg       taskLinger // see linger.go
+	// outEvs holds the events of Context.EmitRow, reused with the Task:
+	// output events end in Emits (copied) and records (converted), never
+	// in another task.
+	outEvs []Event
 }
 
 // Action returns the name of the action this task runs.

@@ -59,13 +59,35 @@ func Passthrough() *operator.Agent {
 
 func forward(ctx *operator.Context, ev *operator.Event) error {
 	in := ev.Input()
-	// GetView: the strings go straight to the output row, so they need not
-	// be copied out of the input batch.
+	if hasInputColumns(in) {
+		// The row goes out as it is, copied by the bridge from the input
+		// batch into the OUTPUT batch without making a Go value of any
+		// column (EmitRow).
+		return ctx.EmitRow(in)
+	}
+	// Other columns, or these in another order: pick them by name. GetView:
+	// the strings go straight to the output row, so they need not be copied
+	// out of the input batch.
 	id, _ := operator.GetView(in, "id")
 	customer, _ := operator.GetView(in, "customer")
 	payload, _ := operator.GetView(in, "payload")
 	return ctx.SendEvent(operator.NewOutput(id, customer, payload))
 }
+
+// hasInputColumns reports whether r's columns are InputColumns, in order.
+func hasInputColumns(r operator.Row) bool {
+	if r.NumFields() != len(inputNames) {
+		return false
+	}
+	for i, n := range inputNames {
+		if r.Name(i) != n {
+			return false
+		}
+	}
+	return true
+}
+
+var inputNames = []string{"id", "customer", "payload"}
 
 // Slow returns the slow agent with SlowDelay.
 func Slow() *operator.Agent { return NewSlow(SlowDelay) }

@@ -48,7 +48,7 @@ func (d *driver) step() {
 			d.t.Fatalf("core failed: %v", rd.Err)
 		}
 		for _, e := range rd.Emits {
-			e.Values = append([]any(nil), e.Values...)
+			e.Values, e.Row = append([]any(nil), e.Output()...), nil
 			d.emits = append(d.emits, e)
 			d.at = append(d.at, time.Now())
 		}

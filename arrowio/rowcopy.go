@@ -1,0 +1,151 @@
+package arrowio
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// rowPlan says how AppendRow copies the user columns of the rows of one
+// input schema: column by column from the input's buffers where the two
+// columns have the same Arrow layout, and through Row.Value and the checks
+// Append makes where they do not.
+type rowPlan struct {
+	in     *InputSchema
+	direct []bool
+	err    error // the input's columns cannot make an output row
+}
+
+// planFor returns the plan for rows of in, building it once per input
+// schema (a decoder's batches share theirs).
+func (w *rowWriter) planFor(in *InputSchema) *rowPlan {
+	if w.plan != nil && w.plan.in == in {
+		return w.plan
+	}
+	p := &rowPlan{in: in}
+	if len(in.user.cols) != len(w.user.cols) {
+		p.err = fmt.Errorf("%w: the input row has %d columns, the output schema %d", ErrValue, len(in.user.cols), len(w.user.cols))
+	} else {
+		p.direct = make([]bool, len(w.user.cols))
+		for j, c := range w.user.cols {
+			p.direct[j] = sameLayout(in.user.cols[j].typ, c.typ)
+		}
+	}
+	w.plan = p
+	return p
+}
+
+// sameLayout reports whether a value of an input column of type in can be
+// copied as it is into an output column of type out.
+func sameLayout(in, out *typeSpec) bool {
+	if in.kind != out.kind {
+		return false
+	}
+	switch in.kind {
+	case kindBool, kindInt8, kindInt16, kindInt32, kindInt64, kindFloat32, kindFloat64,
+		kindString, kindBinary, kindDate, kindTimestamp, kindTimestampLTZ:
+		// TIMESTAMP columns are timestamp[us] whatever their precision,
+		// as Append writes them.
+		return true
+	}
+	return false
+}
+
+// AppendRow adds the user columns of an input row as one output row, with
+// timestamp ts (hasTS false: null): input column j becomes output column j.
+// A column whose input and output types have the same Arrow layout (the
+// same type, or TIMESTAMPs of any precision) is copied straight from the
+// input batch, without making a Go value; any other column goes through
+// r.Value and is checked as Append checks it. A row that does not fit
+// (another number of columns, a value that does not fit its column) is an
+// error wrapping ErrValue, and the builder is unchanged.
+func (b *OutputBuilder) AppendRow(ts int64, hasTS bool, r *Row) error {
+	r.check()
+	w := b.w
+	p := w.planFor(r.b.schema)
+	if p.err != nil {
+		return p.err
+	}
+	conv := w.conv[:0]
+	for j, d := range p.direct {
+		if d {
+			continue
+		}
+		c := w.user.cols[j]
+		v := r.Value(j)
+		if e := checkValue(c.typ, v); e != nil {
+			return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
+		}
+		conv = append(conv, v)
+	}
+	w.appendTS(0, ts, hasTS)
+	k := 0
+	for j, c := range w.user.cols {
+		fb := w.rb.Field(w.lead + j)
+		if p.direct[j] {
+			copyCell(fb, &r.b.cols[j], r.i)
+			continue
+		}
+		appendValue(c.typ, fb, conv[k])
+		conv[k] = nil
+		k++
+	}
+	w.conv = conv[:0]
+	w.rows++
+	return nil
+}
+
+// copyCell appends value i of column c to b, a builder of the same layout.
+func copyCell(b array.Builder, c *column, i int) {
+	if c.isNull(i) {
+		b.AppendNull()
+		return
+	}
+	switch c.spec.kind {
+	case kindBool:
+		b.(*array.BooleanBuilder).Append(c.bools.Value(i))
+	case kindInt8:
+		b.(*array.Int8Builder).Append(c.i8[i])
+	case kindInt16:
+		b.(*array.Int16Builder).Append(c.i16[i])
+	case kindInt32:
+		b.(*array.Int32Builder).Append(c.i32[i])
+	case kindInt64:
+		b.(*array.Int64Builder).Append(c.i64[i])
+	case kindFloat32:
+		b.(*array.Float32Builder).Append(c.f32[i])
+	case kindFloat64:
+		b.(*array.Float64Builder).Append(c.f64[i])
+	case kindDate:
+		b.(*array.Date32Builder).Append(arrow.Date32(c.i32[i]))
+	case kindTimestamp, kindTimestampLTZ:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(c.i64[i]))
+	case kindString:
+		b.(*array.StringBuilder).BinaryBuilder.Append(c.data[c.offs[i]:c.offs[i+1]])
+	case kindBinary:
+		b.(*array.BinaryBuilder).Append(c.data[c.offs[i]:c.offs[i+1]])
+	default:
+		panic("arrowio: internal: copyCell on column type " + c.spec.String())
+	}
+}
+
+// SizeHint is about the number of bytes the user columns of r take in an
+// Arrow batch: 8 per fixed-width value, 4 more than its length for each
+// STRING and BYTES value, the column's average per row for ARRAY and ROW.
+func (r *Row) SizeHint() int {
+	r.check()
+	n := 0
+	for j := range r.b.cols {
+		c := &r.b.cols[j]
+		switch {
+		case c.offs != nil:
+			n += int(c.offs[r.i+1]-c.offs[r.i]) + 4
+		case c.spec.kind == kindList || c.spec.kind == kindStruct:
+			n += 8 + int(c.arr.Data().SizeInBytes())/max(c.arr.Len(), 1)
+		default:
+			n += 8
+		}
+	}
+	return n
+}

@@ -25,6 +25,8 @@ type rowWriter struct {
 	rows      int
 	plan      *rowPlan // AppendRow's, for the last input schema
 	conv      []any    // AppendRow's scratch
+	segs      []rowSeg // rows AppendRow took as they are (then the builders hold none)
+	segRows   int
 }
 
 func newRowWriter(schema *arrow.Schema, user userColumns, lead int, alloc memory.Allocator) *rowWriter {
@@ -75,7 +77,17 @@ func (w *rowWriter) appendTS(i int, ts int64, hasTS bool) {
 // one record batch, end-of-stream marker) and resets the builders. The
 // result aliases an internal buffer that the next flush overwrites.
 func (w *rowWriter) flush() ([]byte, error) {
-	rec := w.rb.NewRecordBatch()
+	var rec arrow.RecordBatch
+	sliced := w.segRows > 0
+	if sliced {
+		var err error
+		if rec, err = w.segRecord(); err != nil {
+			return nil, err
+		}
+		w.clearSegs()
+	} else {
+		rec = w.rb.NewRecordBatch()
+	}
 	defer rec.Release()
 	w.rows = 0
 	w.out.Reset()
@@ -89,7 +101,9 @@ func (w *rowWriter) flush() ([]byte, error) {
 		return nil, fmt.Errorf("arrowio: encoding a record batch: %w", err)
 	}
 	w.out.Write(eos)
-	w.reserveLike(rec)
+	if !sliced {
+		w.reserveLike(rec)
+	}
 	return w.out.Bytes(), nil
 }
 
@@ -158,6 +172,7 @@ func (b *OutputBuilder) Append(ts int64, hasTS bool, values []any) error {
 	if err := b.w.check(values); err != nil {
 		return err
 	}
+	b.w.materialize()
 	b.w.appendTS(0, ts, hasTS)
 	b.w.appendUser(values)
 	return nil

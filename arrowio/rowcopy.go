@@ -14,7 +14,18 @@ import (
 type rowPlan struct {
 	in     *InputSchema
 	direct []bool
-	err    error // the input's columns cannot make an output row
+	// whole: every column has the same Arrow type in and out, so that a
+	// run of rows can go into the OUTPUT batch as a slice of the input's
+	// arrays.
+	whole bool
+	err   error // the input's columns cannot make an output row
+}
+
+// rowSeg is a run of rows [from, to) of one input batch that AppendRow took
+// as they are, to be sliced out of the batch's arrays at Flush.
+type rowSeg struct {
+	b        *Batch
+	from, to int
 }
 
 // planFor returns the plan for rows of in, building it once per input
@@ -28,8 +39,10 @@ func (w *rowWriter) planFor(in *InputSchema) *rowPlan {
 		p.err = fmt.Errorf("%w: the input row has %d columns, the output schema %d", ErrValue, len(in.user.cols), len(w.user.cols))
 	} else {
 		p.direct = make([]bool, len(w.user.cols))
+		p.whole = true
 		for j, c := range w.user.cols {
 			p.direct[j] = sameLayout(in.user.cols[j].typ, c.typ)
+			p.whole = p.whole && p.direct[j] && arrow.TypeEqual(in.user.cols[j].typ.arrow, c.typ.arrow)
 		}
 	}
 	w.plan = p
@@ -60,6 +73,11 @@ func sameLayout(in, out *typeSpec) bool {
 // r.Value and is checked as Append checks it. A row that does not fit
 // (another number of columns, a value that does not fit its column) is an
 // error wrapping ErrValue, and the builder is unchanged.
+//
+// Consecutive rows of one batch whose columns all have the output's types,
+// with the batch's own timestamps, are not copied row by row: Flush slices
+// them out of the batch's arrays (and concatenates the runs of several
+// batches), so r's batch must not be released before the next Flush.
 func (b *OutputBuilder) AppendRow(ts int64, hasTS bool, r *Row) error {
 	r.check()
 	w := b.w
@@ -67,13 +85,25 @@ func (b *OutputBuilder) AppendRow(ts int64, hasTS bool, r *Row) error {
 	if p.err != nil {
 		return p.err
 	}
+	if p.whole && w.rows == w.segRows {
+		if bts, ok := r.b.Timestamp(r.i); ok == hasTS && (!hasTS || bts == ts) {
+			w.addSeg(r.b, r.i)
+			return nil
+		}
+	}
+	w.materialize()
+	return w.copyRow(p, ts, hasTS, r.b, r.i)
+}
+
+// copyRow appends row i of b to the builders (see AppendRow).
+func (w *rowWriter) copyRow(p *rowPlan, ts int64, hasTS bool, b *Batch, i int) error {
 	conv := w.conv[:0]
 	for j, d := range p.direct {
 		if d {
 			continue
 		}
 		c := w.user.cols[j]
-		v := r.Value(j)
+		v := b.rows[i].Value(j)
 		if e := checkValue(c.typ, v); e != nil {
 			return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
 		}
@@ -84,7 +114,7 @@ func (b *OutputBuilder) AppendRow(ts int64, hasTS bool, r *Row) error {
 	for j, c := range w.user.cols {
 		fb := w.rb.Field(w.lead + j)
 		if p.direct[j] {
-			copyCell(fb, &r.b.cols[j], r.i)
+			copyCell(fb, &b.cols[j], i)
 			continue
 		}
 		appendValue(c.typ, fb, conv[k])
@@ -94,6 +124,72 @@ func (b *OutputBuilder) AppendRow(ts int64, hasTS bool, r *Row) error {
 	w.conv = conv[:0]
 	w.rows++
 	return nil
+}
+
+// addSeg takes row i of b as it is: it extends the last run or starts one.
+func (w *rowWriter) addSeg(b *Batch, i int) {
+	if n := len(w.segs); n > 0 && w.segs[n-1].b == b && w.segs[n-1].to == i {
+		w.segs[n-1].to++
+	} else {
+		w.segs = append(w.segs, rowSeg{b: b, from: i, to: i + 1})
+	}
+	w.segRows++
+	w.rows++
+}
+
+// materialize copies the rows taken as they are into the builders, before
+// a row that is not (the batch holds one kind or the other).
+func (w *rowWriter) materialize() {
+	if w.segRows == 0 {
+		return
+	}
+	w.rows -= w.segRows
+	for _, s := range w.segs {
+		p := w.planFor(s.b.schema)
+		for i := s.from; i < s.to; i++ {
+			ts, hasTS := s.b.Timestamp(i)
+			_ = w.copyRow(p, ts, hasTS, s.b, i) // whole: every column is direct, nothing to check
+		}
+	}
+	w.clearSegs()
+}
+
+func (w *rowWriter) clearSegs() {
+	clear(w.segs)
+	w.segs, w.segRows = w.segs[:0], 0
+}
+
+// segRecord builds the record of the rows taken as they are: the _ts and
+// user columns of each run sliced out of its batch, the runs concatenated.
+func (w *rowWriter) segRecord() (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 1+len(w.user.cols))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(w.segs))
+	for c := range cols {
+		src := 2 + c // the input's _ts, then its user columns
+		for k, s := range w.segs {
+			parts[k] = array.NewSlice(s.b.rec.Column(src), int64(s.from), int64(s.to))
+		}
+		if len(parts) == 1 {
+			cols[c] = parts[0]
+			continue
+		}
+		var err error
+		cols[c], err = array.Concatenate(parts, w.alloc)
+		for _, a := range parts {
+			a.Release()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: concatenating output rows: %w", err)
+		}
+	}
+	return array.NewRecordBatch(w.schema, cols, int64(w.segRows)), nil
 }
 
 // copyCell appends value i of column c to b, a builder of the same layout.

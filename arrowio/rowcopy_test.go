@@ -3,6 +3,7 @@ package arrowio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -143,5 +144,128 @@ func TestSizeHint(t *testing.T) {
 	}
 	if got, want := b.Row(1).SizeHint(), 8+4+4; got != want {
 		t.Errorf("row 1: %d, want %d", got, want)
+	}
+}
+
+// TestAppendRowSlicesRuns: rows whose columns all have the output's types
+// are sliced out of their batches at Flush, runs of two batches
+// concatenated; the stream decodes to the same rows, in order, as Append of
+// their values gives (nulls, null timestamps, a row out of order, a row
+// with another timestamp, and a value row after them, which makes the rows
+// taken so far copies).
+func TestAppendRowSlicesRuns(t *testing.T) {
+	cols := []Column{{"s", "STRING"}, {"n", "BIGINT"}, {"p", "BYTES"}, {"ok", "BOOLEAN"}, {"at", "TIMESTAMP(6)"}}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 123456000, time.UTC)
+	mk := func(base int) *Batch {
+		ib, err := NewInputBuilder(cols, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ib.Release()
+		for i := 0; i < 10; i++ {
+			vals := []any{fmt.Sprint("s", base+i), int64(base + i), []byte{byte(i)}, i%2 == 0, at.Add(time.Duration(i) * time.Second)}
+			if i == 3 {
+				vals = []any{nil, nil, nil, nil, nil}
+			}
+			if err := ib.Append(0, []byte{byte(i)}, int64(base+i), i != 5, vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := ib.Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := DecodeBatch(bytes.Clone(p), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b1, b2 := mk(0), mk(100)
+	defer b1.Release()
+	defer b2.Release()
+	type pick struct {
+		b        *Batch
+		i        int
+		otherTS  bool // a timestamp that is not the batch's: copied, not sliced
+		asValues bool // appended with Append
+	}
+	for _, tc := range []struct {
+		name  string
+		picks []pick
+		runs  int // runs held for slicing at Flush
+	}{
+		{"one run", []pick{{b: b1, i: 0}, {b: b1, i: 1}, {b: b1, i: 2}, {b: b1, i: 3}, {b: b1, i: 4}, {b: b1, i: 5}}, 1},
+		{"runs of two batches", []pick{{b: b1, i: 2}, {b: b1, i: 3}, {b: b2, i: 0}, {b: b2, i: 1}, {b: b1, i: 9}, {b: b1, i: 4}, {b: b2, i: 5}}, 5},
+		{"another timestamp", []pick{{b: b1, i: 0}, {b: b1, i: 1, otherTS: true}, {b: b1, i: 2}}, 0},
+		{"a value row after a run", []pick{{b: b1, i: 0}, {b: b1, i: 1}, {b: b2, i: 7, asValues: true}, {b: b2, i: 8}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := NewOutputBuilder(cols, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			want, err := NewOutputBuilder(cols, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Release()
+			for _, p := range tc.picks {
+				ts, hasTS := p.b.Timestamp(p.i)
+				if p.otherTS {
+					ts, hasTS = ts+1, true
+				}
+				r := p.b.Row(p.i)
+				vals := make([]any, r.NumFields())
+				for j := range vals {
+					vals[j] = r.Value(j)
+				}
+				if p.asValues {
+					err = got.Append(ts, hasTS, vals)
+				} else {
+					err = got.AppendRow(ts, hasTS, r)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := want.Append(ts, hasTS, vals); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got.Len() != len(tc.picks) {
+				t.Fatalf("Len %d, want %d", got.Len(), len(tc.picks))
+			}
+			if len(got.w.segs) != tc.runs || (tc.runs > 0) != (got.w.segRows == len(tc.picks)) {
+				t.Fatalf("%d runs of %d rows held for slicing, want %d runs", len(got.w.segs), got.w.segRows, tc.runs)
+			}
+			gp, err := got.Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotRows := readOutput(t, bytes.Clone(gp), got.Schema())
+			wp, err := want.Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows := readOutput(t, wp, want.Schema())
+			if !reflect.DeepEqual(gotRows, wantRows) {
+				t.Fatalf("rows\n got %v\nwant %v", gotRows, wantRows)
+			}
+			if got.Len() != 0 {
+				t.Fatalf("Len %d after Flush", got.Len())
+			}
+			// The builder is reusable: a second batch after the first.
+			if err := got.AppendRow(0, true, b2.Row(0)); err != nil {
+				t.Fatal(err)
+			}
+			gp, err = got.Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows := readOutput(t, gp, got.Schema()); len(rows) != 1 || rows[0].values[0] != "s100" {
+				t.Fatalf("second batch %v", rows)
+			}
+		})
 	}
 }

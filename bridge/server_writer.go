@@ -77,11 +77,12 @@ type writer struct {
 	estBytes int   // their approximate size
 	credit   int64 // credit not yet sent
 	ctl      []byte
-	// Holds on the DATA batch of the last rows copied, not yet released:
-	// one atomic add per run of rows of a batch, not per row (the core
-	// goroutine adds to the same counter).
-	relRef *batchRef
-	relN   int32
+	// held: the holds on DATA batches of the rows in the current OUTPUT
+	// batch (the builder may slice them out of their batches at Flush),
+	// released once it is sent; a run of rows of one batch is one entry,
+	// released with one atomic add (the core goroutine adds to the same
+	// counter).
+	held []batchHold
 
 	done   chan struct{} // closed when run returns
 	failed chan struct{} // closed when run fails, before it reports the failure
@@ -215,7 +216,6 @@ func (w *writer) run() {
 				return
 			}
 		}
-		w.releaseCopied()
 		clear(items)
 		buf = items
 		if closed {
@@ -299,11 +299,11 @@ func (w *writer) appendRow(it *outItem) (int, error) {
 		return approxSize(it.values), w.ob.Append(it.ts, it.hasTS, it.values)
 	case *batchRow:
 		size, err := r.SizeHint(), w.ob.AppendRow(it.ts, it.hasTS, r.Row)
-		if r.ref != w.relRef {
-			w.releaseCopied()
-			w.relRef = r.ref
+		if n := len(w.held); n > 0 && w.held[n-1].ref == r.ref {
+			w.held[n-1].n++
+		} else {
+			w.held = append(w.held, batchHold{r.ref, 1})
 		}
-		w.relN++
 		return size, err
 	}
 	vals := operator.RowValues(it.row)
@@ -313,12 +313,19 @@ func (w *writer) appendRow(it *outItem) (int, error) {
 	return approxSize(vals), w.ob.Append(it.ts, it.hasTS, vals)
 }
 
-// releaseCopied releases the holds of the rows copied since the last call.
-func (w *writer) releaseCopied() {
-	if w.relN > 0 {
-		w.relRef.release(w.relN)
+// batchHold is n holds on one DATA batch.
+type batchHold struct {
+	ref *batchRef
+	n   int32
+}
+
+// releaseHeld releases the holds of the rows sent.
+func (w *writer) releaseHeld() {
+	for _, h := range w.held {
+		h.ref.release(h.n)
 	}
-	w.relRef, w.relN = nil, 0
+	clear(w.held)
+	w.held = w.held[:0]
 }
 
 // control sends a control frame after the pending rows and credit.
@@ -349,6 +356,7 @@ func (w *writer) flushRows() error {
 		return nil
 	}
 	payload, err := w.ob.Flush()
+	w.releaseHeld() // the payload has what it needs of the batches
 	if err != nil {
 		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding an OUTPUT batch of %d rows: %v", w.rows, err)}
 	}

@@ -93,7 +93,7 @@ func (c *Context) SendEvent(e *Event) error {
 		}
 	}
 	// The runtime owns e from here on; the caller must not reuse it.
-	e.ID = eventID(c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
+	putEventID(&e.ID, c.t.core.cfg.Seed, c.t.ks.hash, c.t.seq, c.t.emitBase+uint32(len(c.events)))
 	c.events = append(c.events, e)
 	return nil
 }

@@ -214,7 +214,7 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 	}
 	in := c.newInput()
 	*in = pendingInput{seq: ks.nextSeq, ts: ts, hasTS: hasTS, row: row, seg: c.wm.segment()}
-	in.id = eventID(c.cfg.Seed, h, in.seq, inputEventPos)
+	putEventID(&in.id, c.cfg.Seed, h, in.seq, inputEventPos)
 	ks.nextSeq++
 	c.stats.InputsReceived++
 	c.inFlight++

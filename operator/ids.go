@@ -20,14 +20,21 @@ import (
 const inputEventPos = ^uint32(0)
 
 func eventID(seed, keyHash, seq uint64, pos uint32) snapshot.UUID {
+	var u snapshot.UUID
+	putEventID(&u, seed, keyHash, seq, pos)
+	return u
+}
+
+// putEventID writes eventID(seed, keyHash, seq, pos) into u: two 8-byte
+// stores, the version and variant bits set in registers (byte stores then
+// a 16-byte copy of the result stalled the CPU's store forwarding).
+func putEventID(u *snapshot.UUID, seed, keyHash, seq uint64, pos uint32) {
 	hi := mix64(seed ^ keyHash ^ seq*0x9e3779b97f4a7c15)
 	lo := mix64(hi ^ (uint64(pos)+1)*0xc2b2ae3d27d4eb4f ^ seq)
-	var u snapshot.UUID
+	hi = hi&^0xf000 | 0x8000       // byte 6: version 8
+	lo = lo&^(0xc0<<56) | 0x80<<56 // byte 8: RFC 9562 variant
 	binary.BigEndian.PutUint64(u[:8], hi)
 	binary.BigEndian.PutUint64(u[8:], lo)
-	u[6] = (u[6] & 0x0f) | 0x80 // version 8
-	u[8] = (u[8] & 0x3f) | 0x80 // RFC 9562 variant
-	return u
 }
 
 // mix64 is the splitmix64 finaliser.

@@ -1,9 +1,9 @@
 package io.flinkgo.shim;
 
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -115,7 +115,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private transient BufferAllocator allocator;
     private transient BatchWriter batch;
     private transient OutputReader outputs;
-    private transient ExposedBuffer frameBuffer;
+    private transient List<ByteBuffer> frameParts; // the DATA frame being sent (BatchWriter.finishGathered)
     private transient GoSession session;
     private transient ListState<byte[]> markerState;
     private transient StreamRecord<Row> outRecord;
@@ -184,7 +184,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         allocator = new RootAllocator(limit);
         batch = new BatchWriter(allocator, limit / 2, TypeMapping.inputFields(spec.inputType));
         outputs = new OutputReader(allocator, limit / 2, spec.outputRowType());
-        frameBuffer = new ExposedBuffer((int) Math.min(batchBytes + (batchBytes >> 2), maxFrame));
+        frameParts = new ArrayList<>(64);
         outRecord = new StreamRecord<>(null);
         bytesToGo = getMetricGroup().counter(METRIC_BYTES_TO_GO);
         bytesFromGo = getMetricGroup().counter(METRIC_BYTES_FROM_GO);
@@ -525,13 +525,27 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             return;
         }
         batchEpoch++;
-        frameBuffer.reset();
-        int rows = batch.finish(frameBuffer);
-        if (frameBuffer.size() + 1L > maxFrame) {
-            throw fail(new IllegalStateException("a batch of " + rows + " rows encodes to " + frameBuffer.size()
-                    + " bytes, above go.max.frame.bytes=" + maxFrame + "; lower go.batch.size or go.batch.bytes"));
+        frameParts.clear();
+        try {
+            int rows = batch.finishGathered(frameParts);
+            long size = 0;
+            for (ByteBuffer b : frameParts) {
+                size += b.remaining();
+            }
+            if (size + 1L > maxFrame) {
+                throw fail(new IllegalStateException("a batch of " + rows + " rows encodes to " + size
+                        + " bytes, above go.max.frame.bytes=" + maxFrame + "; lower go.batch.size or go.batch.bytes"));
+            }
+            try {
+                session.channel().sendGathered(FrameType.DATA, frameParts);
+                bytesToGo.inc(Frames.HEADER_BYTES + size);
+            } catch (IOException e) {
+                throw fail(session.failure("sending " + FrameType.DATA + " failed: " + e, e));
+            }
+        } finally {
+            frameParts.clear();
+            batch.reset();
         }
-        send(FrameType.DATA, frameBuffer.array(), frameBuffer.size());
     }
 
     private void scheduleBatchTimeout() {
@@ -634,17 +648,6 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
 
         PendingSnapshot(long checkpointId) {
             this.checkpointId = checkpointId;
-        }
-    }
-
-    /** A reusable buffer whose bytes can be written without a copy. */
-    private static final class ExposedBuffer extends ByteArrayOutputStream {
-        ExposedBuffer(int size) {
-            super(Math.max(size, Frames.HEADER_BYTES));
-        }
-
-        byte[] array() {
-            return buf;
         }
     }
 }

@@ -2,7 +2,9 @@ package io.flinkgo.shim.arrow;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
+import java.nio.channels.WritableByteChannel;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -135,6 +137,27 @@ public final class BatchWriter implements AutoCloseable {
      * @return the number of rows written
      */
     public int finish(OutputStream out) throws IOException {
+        int n = encode(new WriteChannel(Channels.newChannel(out)));
+        reset();
+        return n;
+    }
+
+    /**
+     * Encodes the current batch as {@link #finish} does, but into {@code parts}: the stream's
+     * pieces in order, the vectors' own (direct) buffers among them, not copied. They stay valid
+     * until {@link #reset}, which the caller calls once they are sent.
+     *
+     * <p>Design note: writing the batch to a heap array and that to the socket copied every byte
+     * twice more (the array, then the JDK's temporary direct buffer); a gathering write takes
+     * the vectors' memory as it is.
+     *
+     * @return the number of rows encoded
+     */
+    public int finishGathered(List<ByteBuffer> parts) throws IOException {
+        return encode(new WriteChannel(new CollectingChannel(parts)));
+    }
+
+    private int encode(WriteChannel ch) throws IOException {
         int n = rows;
         keyAppender.finish(n);
         for (ValueWriter w : columns) {
@@ -143,14 +166,49 @@ public final class BatchWriter implements AutoCloseable {
         root.setRowCount(n);
         // What ArrowStreamWriter writes (schema message, record batch message, end-of-stream
         // marker), without building a writer and serialising the unchanged schema per batch.
-        WriteChannel ch = new WriteChannel(Channels.newChannel(out));
         ch.write(schemaBytes);
         try (ArrowRecordBatch rb = unloader.getRecordBatch()) {
             MessageSerializer.serialize(ch, rb);
         }
         ArrowStreamWriter.writeEndOfStream(ch, IpcOption.DEFAULT);
-        reset();
         return n;
+    }
+
+    /**
+     * A channel that keeps what is written to it, in order: direct buffers (the vectors') as
+     * views, heap buffers (message headers, markers, padding: a few bytes each) as copies,
+     * because Arrow's writer reuses some of those.
+     */
+    private static final class CollectingChannel implements WritableByteChannel {
+        private final List<ByteBuffer> parts;
+
+        CollectingChannel(List<ByteBuffer> parts) {
+            this.parts = parts;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            int n = src.remaining();
+            if (n > 0) {
+                if (src.isDirect()) {
+                    parts.add(src.slice());
+                    src.position(src.limit());
+                } else {
+                    byte[] copy = new byte[n];
+                    src.get(copy);
+                    parts.add(ByteBuffer.wrap(copy));
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {}
     }
 
     /** Drops the current batch (after a failure). */

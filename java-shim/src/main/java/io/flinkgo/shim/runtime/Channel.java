@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 
 import io.flinkgo.shim.wire.Frame;
 import io.flinkgo.shim.wire.FrameType;
@@ -76,6 +77,33 @@ public final class Channel implements AutoCloseable {
     public void send(FrameType type, byte[] payload, int off, int len) throws IOException {
         Frames.write(out, type, payload, off, len);
         out.flush();
+    }
+
+    /**
+     * Writes one frame whose payload is {@code parts} (in order) with one gathering write, then
+     * returns; the buffers are read, not kept (task thread).
+     *
+     * @return the payload's length
+     */
+    public long sendGathered(FrameType type, List<ByteBuffer> parts) throws IOException {
+        long len = 0;
+        for (ByteBuffer b : parts) {
+            len += b.remaining();
+        }
+        if (len > Integer.MAX_VALUE - 1) {
+            throw new IllegalArgumentException("payload length out of range: " + len);
+        }
+        out.flush(); // nothing is buffered between sends; keep it so if that changes
+        ByteBuffer[] all = new ByteBuffer[parts.size() + 1];
+        all[0] = ByteBuffer.wrap(Frames.header(type, (int) len));
+        for (int i = 0; i < parts.size(); i++) {
+            all[i + 1] = parts.get(i);
+        }
+        long left = len + Frames.HEADER_BYTES;
+        while (left > 0) {
+            left -= ch.write(all);
+        }
+        return len;
     }
 
     public boolean isOpen() {

@@ -171,4 +171,35 @@ class GoldenBatchesTest {
             assertEquals(want.get(i).toString(), got.get(i).toString(), "row " + i);
         }
     }
+
+    @Test
+    void gatheredBatchIsTheSameStream() throws Exception {
+        List<Row> want = rows();
+        try (BatchWriter copied = new BatchWriter(alloc, 16 << 20, TypeMapping.rowFields(rowType()));
+                BatchWriter gathered = new BatchWriter(alloc, 16 << 20, TypeMapping.rowFields(rowType()))) {
+            for (int round = 0; round < 2; round++) { // the second batch reuses the vectors
+                for (int i = 0; i < want.size(); i++) {
+                    boolean hasTs = TIMESTAMPS[i] != null;
+                    long ts = hasTs ? TIMESTAMPS[i] : 0;
+                    copied.append(KEY_GROUPS[i], KEYS[i], hasTs, ts, want.get(i));
+                    gathered.append(KEY_GROUPS[i], KEYS[i], hasTs, ts, want.get(i));
+                }
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                copied.finish(out);
+                java.util.List<java.nio.ByteBuffer> parts = new java.util.ArrayList<>();
+                assertEquals(want.size(), gathered.finishGathered(parts));
+                ByteArrayOutputStream joined = new ByteArrayOutputStream();
+                for (java.nio.ByteBuffer p : parts) {
+                    byte[] b = new byte[p.remaining()];
+                    p.duplicate().get(b);
+                    joined.write(b);
+                }
+                org.junit.jupiter.api.Assertions.assertTrue(parts.stream().anyMatch(java.nio.ByteBuffer::isDirect),
+                        "the vectors' buffers are handed on as they are");
+                gathered.reset();
+                org.junit.jupiter.api.Assertions.assertArrayEquals(out.toByteArray(), joined.toByteArray(), "round " + round);
+                assertEquals(0, gathered.rows());
+            }
+        }
+    }
 }

@@ -147,11 +147,7 @@ public final class HopBench {
                 long[] fromGo = {0};
                 long toGo = 0;
                 long sent = 0;
-                var frame = new java.io.ByteArrayOutputStream(2 << 20) {
-                    byte[] array() {
-                        return buf;
-                    }
-                };
+                var parts = new java.util.ArrayList<java.nio.ByteBuffer>(64);
                 double jvm0 = BridgeBench.RssSampler.cpuSeconds(ProcessHandle.current().pid());
                 double go0 = BridgeBench.RssSampler.cpuSeconds(s.process().pid());
                 java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -178,10 +174,10 @@ public final class HopBench {
                             sent++;
                             credit--;
                         }
-                        frame.reset();
-                        batch.finish(frame);
-                        s.channel().send(FrameType.DATA, frame.array(), 0, frame.size());
-                        toGo += Frames.HEADER_BYTES + frame.size();
+                        parts.clear();
+                        batch.finishGathered(parts);
+                        toGo += Frames.HEADER_BYTES + s.channel().sendGathered(FrameType.DATA, parts);
+                        batch.reset();
                         continue;
                     }
                     if (item instanceof Throwable e) {

@@ -43,8 +43,15 @@ func TestAppendRowEqualsAppend(t *testing.T) {
 	}
 }
 
-// rowBatch decodes a one-batch input of cols holding rows.
+// rowBatch decodes a one-batch input of cols holding rows, row i with
+// timestamp i.
 func rowBatch(t *testing.T, cols []Column, rows ...[]any) *Batch {
+	t.Helper()
+	return rowBatchTS(t, cols, func(i int) (int64, bool) { return int64(i), true }, rows...)
+}
+
+// rowBatchTS is rowBatch with the timestamps of ts (false: null).
+func rowBatchTS(t *testing.T, cols []Column, ts func(i int) (int64, bool), rows ...[]any) *Batch {
 	t.Helper()
 	ib, err := NewInputBuilder(cols, nil)
 	if err != nil {
@@ -52,7 +59,8 @@ func rowBatch(t *testing.T, cols []Column, rows ...[]any) *Batch {
 	}
 	defer ib.Release()
 	for i, vals := range rows {
-		if err := ib.Append(0, []byte{byte(i)}, int64(i), true, vals); err != nil {
+		at, hasTS := ts(i)
+		if err := ib.Append(0, []byte{byte(i)}, at, hasTS, vals); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,29 +165,14 @@ func TestAppendRowSlicesRuns(t *testing.T) {
 	cols := []Column{{"s", "STRING"}, {"n", "BIGINT"}, {"p", "BYTES"}, {"ok", "BOOLEAN"}, {"at", "TIMESTAMP(6)"}}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 123456000, time.UTC)
 	mk := func(base int) *Batch {
-		ib, err := NewInputBuilder(cols, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ib.Release()
-		for i := 0; i < 10; i++ {
-			vals := []any{fmt.Sprint("s", base+i), int64(base + i), []byte{byte(i)}, i%2 == 0, at.Add(time.Duration(i) * time.Second)}
+		rows := make([][]any, 10)
+		for i := range rows {
+			rows[i] = []any{fmt.Sprint("s", base+i), int64(base + i), []byte{byte(i)}, i%2 == 0, at.Add(time.Duration(i) * time.Second)}
 			if i == 3 {
-				vals = []any{nil, nil, nil, nil, nil}
-			}
-			if err := ib.Append(0, []byte{byte(i)}, int64(base+i), i != 5, vals); err != nil {
-				t.Fatal(err)
+				rows[i] = []any{nil, nil, nil, nil, nil}
 			}
 		}
-		p, err := ib.Flush()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := DecodeBatch(bytes.Clone(p), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return rowBatchTS(t, cols, func(i int) (int64, bool) { return int64(base + i), i != 5 }, rows...)
 	}
 	b1, b2 := mk(0), mk(100)
 	defer b1.Release()

@@ -20,8 +20,8 @@ import (
 const closeTimeout = 10 * time.Second
 
 // batchRef counts the holds on a DATA batch: one per row the core still
-// holds, one per row emitted as it is (operator.NewOutputRow) that the
-// writer has not copied yet. The batch is released with the last.
+// holds, one per row emitted as it is (operator.Context.EmitRow) that is
+// not in a sent OUTPUT frame yet. The batch is released with the last.
 type batchRef struct {
 	b    *arrowio.Batch
 	left atomic.Int32
@@ -30,7 +30,7 @@ type batchRef struct {
 // batchRow is an input row handed to the core: a zero-copy view into its
 // batch. The core calls Release when the row's input has finished, and
 // Retain when the row is emitted as it is; the writer releases what was
-// retained once it has copied the row.
+// retained once the OUTPUT frame with the row is written.
 type batchRow struct {
 	*arrowio.Row
 	ref *batchRef

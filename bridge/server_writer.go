@@ -36,7 +36,7 @@ type outItem struct {
 	ts       int64 // outRow: input timestamp; outWmAck: watermark
 	hasTS    bool
 	values   []any               // outRow, in output-column order
-	row      operator.Row        // outRow of operator.NewOutputRow (values nil)
+	row      operator.Row        // outRow emitted as a Row (Context.EmitRow, NewOutputRow); values nil
 	n        int64               // outCredit: rows; outSnapshot: checkpoint id
 	sections []*snapshot.Section // outSnapshot
 	perr     *ProtocolError      // outError
@@ -290,9 +290,10 @@ func (w *writer) handle(it *outItem) error {
 }
 
 // appendRow appends an output row to the OUTPUT batch and returns about
-// how many bytes it takes there. A row of an input batch (NewOutputRow of
-// the input) is copied from its Arrow buffers and released; another Row
-// goes in through its values.
+// how many bytes it takes there. A row of an input batch (EmitRow of the
+// input) goes in from its Arrow buffers (arrowio.OutputBuilder.AppendRow)
+// and its hold is kept until the frame is written (releaseHeld); another
+// Row goes in through its values and is released at once.
 func (w *writer) appendRow(it *outItem) (int, error) {
 	switch r := it.row.(type) {
 	case nil:

@@ -54,7 +54,9 @@ import io.flinkgo.shim.GoAgents;
  * {@code bench.out} (a Markdown file for the table), {@code bench.profileDir} (if set, every
  * measured bridge run passes {@code go.cpuprofile=<dir>/go-<run>.pprof} to the Go processes),
  * {@code bench.options} (extra agent options for the bridge runs, {@code k=v,k=v}), {@code
- * bench.pipelines} ({@code map,bridge} by default).
+ * bench.pipelines} ({@code map,bridge} by default), {@code bench.order} ({@code rounds}, the
+ * default: round r runs each pipeline once, back to back, in alternating order, and the table
+ * also gives the ratio per round; {@code blocks}: all runs of one pipeline, then the next).
  */
 public final class BridgeBench {
     static final int KEYS = 10_000;
@@ -178,6 +180,7 @@ public final class BridgeBench {
         int[] parallelisms = Arrays.stream(System.getProperty("bench.parallelism", "1,2").split(","))
                 .map(String::trim).mapToInt(Integer::parseInt).toArray();
         String out = System.getProperty("bench.out", "");
+        boolean rounds = !System.getProperty("bench.order", "rounds").equals("blocks");
 
         InMemoryReporter reporter = InMemoryReporter.createWithRetainedMetrics();
         Configuration conf = reporter.addToConfiguration(new Configuration());
@@ -187,6 +190,7 @@ public final class BridgeBench {
                 .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
         RssSampler sampler = new RssSampler(binary);
         List<Result> results = new ArrayList<>();
+        Map<Integer, List<Double>> roundRatios = new java.util.TreeMap<>();
         try (MiniCluster cluster = new MiniCluster(mcc)) {
             cluster.start();
             Thread t = new Thread(sampler, "rss-sampler");
@@ -198,18 +202,50 @@ public final class BridgeBench {
             long warmup = Math.max(Long.getLong("bench.warmupRows", rows), 10_000);
             run(cluster, reporter, sampler, binary, "map", 1, warmup, "warmup");
             run(cluster, reporter, sampler, binary, "bridge", 1, warmup, "warmup");
-            List<String> pipelines = List.of(System.getProperty("bench.pipelines", "map,bridge").split(","));
+            List<String> pipelines = new ArrayList<>();
+            for (String name : System.getProperty("bench.pipelines", "map,bridge").split(",")) {
+                pipelines.add(name.trim());
+            }
             for (int p : parallelisms) {
+                Map<String, List<Result>> byPipeline = new java.util.LinkedHashMap<>();
                 for (String pipeline : pipelines) {
-                    List<Result> rs = new ArrayList<>();
+                    byPipeline.put(pipeline, new ArrayList<>());
+                }
+                if (rounds) {
+                    // Round r runs every pipeline once, back to back, in alternating order: the
+                    // machine's speed drifts by 10-40 % from minute to minute, and a ratio of two runs
+                    // next to each other moves less than one of two medians taken minutes apart.
                     for (int r = 0; r < repeats; r++) {
-                        rs.add(run(cluster, reporter, sampler, binary, pipeline.trim(), p, rows, "r" + r));
+                        List<String> order = new ArrayList<>(pipelines);
+                        if (r % 2 == 1) {
+                            java.util.Collections.reverse(order);
+                        }
+                        for (String pipeline : order) {
+                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + r));
+                        }
                     }
+                } else {
+                    for (String pipeline : pipelines) {
+                        for (int r = 0; r < repeats; r++) {
+                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + r));
+                        }
+                    }
+                }
+                for (List<Result> rs : byPipeline.values()) {
                     results.add(median(rs));
+                }
+                List<Result> maps = byPipeline.get("map");
+                List<Result> bridges = byPipeline.get("bridge");
+                if (maps != null && bridges != null) {
+                    List<Double> ratios = new ArrayList<>();
+                    for (int r = 0; r < repeats; r++) {
+                        ratios.add(bridges.get(r).rowsPerSecond() / maps.get(r).rowsPerSecond());
+                    }
+                    roundRatios.put(p, ratios);
                 }
             }
         }
-        String table = table(results, rows, repeats);
+        String table = table(results, rows, repeats, rounds ? roundRatios : Map.of());
         System.out.println(table);
         if (!out.isBlank()) {
             Files.writeString(Path.of(out), table);
@@ -274,7 +310,7 @@ public final class BridgeBench {
         return sorted.get(sorted.size() / 2);
     }
 
-    static String table(List<Result> results, long rows, int repeats) {
+    static String table(List<Result> results, long rows, int repeats, Map<Integer, List<Double>> roundRatios) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "%d rows per run, median of %d runs (by rows/s).%n%n", rows, repeats));
         b.append("| parallelism | pipeline | rows/s | bridge / map | Arrow hop MB/s (to Go + from Go) | bytes/row (to + from) | Go RSS peak (all processes) | JVM RSS peak | CPU s (JVM + Go) |\n");
@@ -306,6 +342,18 @@ public final class BridgeBench {
             double perSubtask = g.mbPerSecond() / g.parallelism();
             b.append(String.format(Locale.ROOT, "- p=%d: bridge/map %.2f, target >= 0.5: %s; Arrow hop %.0f MB/s per subtask, target >= 1000: %s%n",
                     g.parallelism(), ratio, verdict(ratio, 0.5), perSubtask, verdict(perSubtask, 1000)));
+            List<Double> rr = roundRatios.get(g.parallelism());
+            if (rr != null && !rr.isEmpty()) {
+                List<Double> sorted = new ArrayList<>(rr);
+                sorted.sort(null);
+                StringBuilder each = new StringBuilder();
+                for (double x : rr) {
+                    each.append(each.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", x));
+                }
+                double med = sorted.get(sorted.size() / 2);
+                b.append(String.format(Locale.ROOT, "  - per round (a map run and a bridge run back to back): %s; median %.2f: %s%n",
+                        each, med, verdict(med, 0.5)));
+            }
         }
         return b.toString();
     }

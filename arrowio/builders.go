@@ -49,9 +49,18 @@ func (w *rowWriter) check(values []any) error {
 		return fmt.Errorf("%w: got %d values, the schema has %d columns", ErrValue, len(values), len(w.user.cols))
 	}
 	for j, c := range w.user.cols {
-		if e := checkValue(c.typ, values[j]); e != nil {
-			return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
+		if err := checkColumn(c, values[j]); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkColumn checks v against user column c: an error wrapping ErrValue
+// that names the column, its type and v's Go type, or nil.
+func checkColumn(c colSpec, v any) error {
+	if e := checkValue(c.typ, v); e != nil {
+		return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
 	}
 	return nil
 }

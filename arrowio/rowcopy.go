@@ -102,10 +102,9 @@ func (w *rowWriter) copyRow(p *rowPlan, ts int64, hasTS bool, b *Batch, i int) e
 		if d {
 			continue
 		}
-		c := w.user.cols[j]
 		v := b.rows[i].Value(j)
-		if e := checkValue(c.typ, v); e != nil {
-			return fmt.Errorf("%w: column %q%s (%s): got Go type %s: %s", ErrValue, c.name, e.path, e.typ, e.goType, e.reason)
+		if err := checkColumn(w.user.cols[j], v); err != nil {
+			return err
 		}
 		conv = append(conv, v)
 	}

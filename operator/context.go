@@ -105,15 +105,8 @@ func (c *Context) SendEvent(e *Event) error {
 // agent's Output columns.
 func (c *Context) EmitRow(r Row) error {
 	t := c.t
-	n := len(t.outEvs)
-	if n < cap(t.outEvs) {
-		t.outEvs = t.outEvs[:n+1]
-	} else {
-		t.outEvs = append(t.outEvs, Event{})
-	}
-	e := &t.outEvs[n]
-	e.Type, e.outRow = OutputEventType, r
-	return c.SendEvent(e)
+	t.outEvs = append(t.outEvs, Event{Type: OutputEventType, outRow: r})
+	return c.SendEvent(&t.outEvs[len(t.outEvs)-1])
 }
 
 func (c *Context) misuse(what string) error {

@@ -44,6 +44,7 @@ import io.flinkgo.shim.arrow.BatchWriter;
 import io.flinkgo.shim.arrow.OutputReader;
 import io.flinkgo.shim.arrow.SchemaIO;
 import io.flinkgo.shim.arrow.TypeMapping;
+import io.flinkgo.shim.runtime.Channel;
 import io.flinkgo.shim.runtime.GoProcessException;
 import io.flinkgo.shim.runtime.GoSession;
 import io.flinkgo.shim.runtime.RawSections;
@@ -528,20 +529,12 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         frameParts.clear();
         try {
             int rows = batch.finishGathered(frameParts);
-            long size = 0;
-            for (ByteBuffer b : frameParts) {
-                size += b.remaining();
-            }
+            long size = Channel.length(frameParts);
             if (size + 1L > maxFrame) {
                 throw fail(new IllegalStateException("a batch of " + rows + " rows encodes to " + size
                         + " bytes, above go.max.frame.bytes=" + maxFrame + "; lower go.batch.size or go.batch.bytes"));
             }
-            try {
-                session.channel().sendGathered(FrameType.DATA, frameParts);
-                bytesToGo.inc(Frames.HEADER_BYTES + size);
-            } catch (IOException e) {
-                throw fail(session.failure("sending " + FrameType.DATA + " failed: " + e, e));
-            }
+            send(FrameType.DATA, size, ch -> ch.sendGathered(FrameType.DATA, frameParts, size));
         } finally {
             frameParts.clear();
             batch.reset();
@@ -591,12 +584,19 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     }
 
     private void send(FrameType type, byte[] payload) throws Exception {
-        send(type, payload, payload.length);
+        send(type, payload.length, ch -> ch.send(type, payload));
     }
 
-    private void send(FrameType type, byte[] payload, int len) throws Exception {
+    /** A frame write on the session's channel. */
+    @FunctionalInterface
+    private interface FrameWrite {
+        void write(Channel ch) throws IOException;
+    }
+
+    /** Sends a frame of {@code len} payload bytes with {@code write}; a failed write fails the task. */
+    private void send(FrameType type, long len, FrameWrite write) throws Exception {
         try {
-            session.channel().send(type, payload, 0, len);
+            write.write(session.channel());
             bytesToGo.inc(Frames.HEADER_BYTES + len);
         } catch (IOException e) {
             throw fail(session.failure("sending " + type + " failed: " + e, e));

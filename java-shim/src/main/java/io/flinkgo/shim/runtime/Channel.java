@@ -73,23 +73,21 @@ public final class Channel implements AutoCloseable {
         out.flush();
     }
 
-    /** Writes one frame from a header and a payload slice, then flushes (task thread). */
-    public void send(FrameType type, byte[] payload, int off, int len) throws IOException {
-        Frames.write(out, type, payload, off, len);
-        out.flush();
-    }
-
-    /**
-     * Writes one frame whose payload is {@code parts} (in order) with one gathering write, then
-     * returns; the buffers are read, not kept (task thread).
-     *
-     * @return the payload's length
-     */
-    public long sendGathered(FrameType type, List<ByteBuffer> parts) throws IOException {
+    /** The number of bytes left in {@code parts}: the payload length of {@link #sendGathered}. */
+    public static long length(List<ByteBuffer> parts) {
         long len = 0;
         for (ByteBuffer b : parts) {
             len += b.remaining();
         }
+        return len;
+    }
+
+    /**
+     * Writes one frame whose payload is {@code parts} (in order, {@code len} bytes: {@link
+     * #length}) with one gathering write, then returns; the buffers are read, not kept (task
+     * thread).
+     */
+    public void sendGathered(FrameType type, List<ByteBuffer> parts, long len) throws IOException {
         if (len > Integer.MAX_VALUE - 1) {
             throw new IllegalArgumentException("payload length out of range: " + len);
         }
@@ -103,7 +101,6 @@ public final class Channel implements AutoCloseable {
         while (left > 0) {
             left -= ch.write(all);
         }
-        return len;
     }
 
     public boolean isOpen() {

@@ -21,6 +21,7 @@ import io.flinkgo.shim.arrow.BatchWriter;
 import io.flinkgo.shim.arrow.OutputReader;
 import io.flinkgo.shim.arrow.SchemaIO;
 import io.flinkgo.shim.arrow.TypeMapping;
+import io.flinkgo.shim.runtime.Channel;
 import io.flinkgo.shim.runtime.GoSession;
 import io.flinkgo.shim.wire.Frame;
 import io.flinkgo.shim.wire.FrameType;
@@ -176,7 +177,9 @@ public final class HopBench {
                         }
                         parts.clear();
                         batch.finishGathered(parts);
-                        toGo += Frames.HEADER_BYTES + s.channel().sendGathered(FrameType.DATA, parts);
+                        long len = Channel.length(parts);
+                        s.channel().sendGathered(FrameType.DATA, parts, len);
+                        toGo += Frames.HEADER_BYTES + len;
                         batch.reset();
                         continue;
                     }

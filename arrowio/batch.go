@@ -3,6 +3,7 @@ package arrowio
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -30,6 +31,7 @@ type Batch struct {
 	n      int
 	gen    uint64 // incremented on Release; rows carry the value they were made with
 	shared bool   // the bytes are never reused: StrView may alias them
+	lent   atomic.Bool // a string or slice sharing the bytes was handed out (Lent)
 
 	kg      []int32
 	keyOffs []int32
@@ -219,9 +221,26 @@ func (b *Batch) Release() {
 	b.recycle()
 }
 
+// Lent reports whether a value sharing the batch's bytes has been handed
+// out: a string of StrView or ValueView, or a slice of Bytes, on a batch
+// whose decoder shares its input (Decoder.ShareInput). Such a string is
+// valid forever, so the bytes passed to DecodeBatch must then never be
+// reused; if Lent is false when the batch is released, they may be. Call it
+// before Release.
+func (b *Batch) Lent() bool { return b.lent.Load() }
+
+// lend notes that a shared string or slice of the batch's bytes was handed
+// out (an atomic store only the first time: rows are read concurrently).
+func (b *Batch) lend() {
+	if !b.lent.Load() {
+		b.lent.Store(true)
+	}
+}
+
 func (b *Batch) recycle() {
 	b.gen++
 	b.rec, b.schema, b.shared = nil, nil, false
+	b.lent.Store(false)
 	b.kg, b.keyOffs, b.keyData, b.ts, b.tsValid = nil, nil, nil, nil, nil
 	clear(b.cols)
 	b.cols = b.cols[:0]
@@ -339,6 +358,9 @@ func (r *Row) Bytes(j int) []byte {
 	if c.isNull(r.i) {
 		return nil
 	}
+	if r.b.shared {
+		r.b.lend()
+	}
 	s, e := c.offs[r.i], c.offs[r.i+1]
 	return c.data[s:e:e]
 }
@@ -362,6 +384,9 @@ func (r *Row) strCol(j int, share bool) string {
 	if c.isNull(r.i) {
 		return ""
 	}
+	if share {
+		r.b.lend()
+	}
 	return strAt(c, r.i, share)
 }
 
@@ -383,6 +408,9 @@ func strAt(c *column, i int, share bool) string {
 func (r *Row) ValueView(j int) any {
 	c := r.col(j)
 	if c.spec.kind == kindString && !c.isNull(r.i) {
+		if r.b.shared {
+			r.b.lend()
+		}
 		return strAt(c, r.i, r.b.shared)
 	}
 	return r.Value(j)

@@ -40,10 +40,11 @@ func NewDecoder(s *InputSchema, alloc memory.Allocator) *Decoder {
 	return &Decoder{schema: s, alloc: alloc}
 }
 
-// ShareInput declares that the bytes passed to DecodeBatch are never
-// modified or reused once passed (every payload is its own buffer, left to
-// the garbage collector), so that Row.StrView and Row.ValueView may return
-// strings that share them instead of copies. It has no effect with an
+// ShareInput declares that the bytes passed to DecodeBatch stay unmodified
+// until the batch is released, and for ever after if Batch.Lent then
+// reports true, so that Row.StrView and Row.ValueView may return strings
+// that share them instead of copies. (The bridge reuses a DATA payload's
+// buffer only for a batch that lent nothing.) It has no effect with an
 // allocator, whose buffers are reused after Release.
 func (d *Decoder) ShareInput() { d.shared = d.alloc == nil }
 

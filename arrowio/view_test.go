@@ -66,7 +66,29 @@ func TestValueViewSharesOnlyWhenInputIsNeverReused(t *testing.T) {
 			if !sawString {
 				t.Fatal("the golden batch has no non-empty STRING value to check")
 			}
+			// Lent says whether a string sharing the payload went out.
+			if b.Lent() != wantShared {
+				t.Errorf("Lent = %v after shared views %v", b.Lent(), wantShared)
+			}
 			b.Release()
+			// A batch from the pool starts again with nothing lent.
+			b2, err := d.DecodeBatch(stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b2.Release()
+			for i := 0; i < b2.Len(); i++ {
+				r := b2.Row(i)
+				for j := 0; j < r.NumFields(); j++ {
+					_ = r.Value(j)
+					if b2.cols[j].spec.kind == kindString {
+						_ = r.Str(j)
+					}
+				}
+			}
+			if b2.Lent() {
+				t.Error("Lent after Value and Str only, which copy")
+			}
 		})
 	}
 }

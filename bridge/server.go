@@ -58,6 +58,8 @@ type server struct {
 	bw   *bufio.Writer // handshake only; the writer goroutine has its own
 	log  *slog.Logger
 	buf  []byte // payload scratch for control frames during the handshake
+	// payloads keeps DATA payload buffers for reuse (reader, batchRef).
+	payloads payloadPool
 
 	open     Open
 	maxFrame int

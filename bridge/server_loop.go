@@ -23,8 +23,10 @@ const closeTimeout = 10 * time.Second
 // holds, one per row emitted as it is (operator.Context.EmitRow) that is
 // not in a sent OUTPUT frame yet. The batch is released with the last.
 type batchRef struct {
-	b    *arrowio.Batch
-	left atomic.Int32
+	b       *arrowio.Batch
+	left    atomic.Int32
+	payload []byte       // the DATA payload b reads in place
+	pool    *payloadPool // where payload goes back if b lent nothing
 }
 
 // batchRow is an input row handed to the core: a zero-copy view into its
@@ -42,10 +44,21 @@ func (r *batchRow) Release() { r.ref.release(1) }
 // release ends n holds.
 func (r *batchRef) release(n int32) {
 	if left := r.left.Add(-n); left == 0 {
-		r.b.Release()
+		r.free()
 	} else if left < 0 {
 		panic("bridge: internal: a DATA batch released more often than held")
 	}
+}
+
+// free releases the batch and gives its payload back for reuse, unless the
+// batch lent a string or slice of it, which may live on.
+func (r *batchRef) free() {
+	reuse := r.pool != nil && !r.b.Lent()
+	r.b.Release()
+	if reuse {
+		r.pool.put(r.payload)
+	}
+	r.payload = nil
 }
 
 // Retain implements operator.Retainer: the same row, held once more.
@@ -270,7 +283,7 @@ func (l *loop) handle(m inMsg) (closed bool, err error) {
 		return false, m.err
 	}
 	if m.typ == FrameData {
-		return false, l.data(m.batch)
+		return false, l.data(m.batch, m.payload)
 	}
 	switch c := m.ctl.(type) {
 	case *Watermark:
@@ -312,10 +325,11 @@ func (l *loop) handle(m inMsg) (closed bool, err error) {
 
 // data feeds a decoded DATA batch to the core, row by row. The batch is
 // checked in full first: nothing of a bad batch is applied.
-func (l *loop) data(b *arrowio.Batch) error {
+func (l *loop) data(b *arrowio.Batch, payload []byte) error {
 	n := b.Len()
+	ref := &batchRef{b: b, payload: payload, pool: &l.s.payloads}
 	reject := func(err error) error {
-		b.Release()
+		ref.free()
 		return err
 	}
 	if l.ended {
@@ -330,12 +344,11 @@ func (l *loop) data(b *arrowio.Batch) error {
 		}
 	}
 	if n == 0 {
-		b.Release()
+		ref.free()
 		return nil
 	}
 	l.credit -= int64(n)
 	l.rowsIn += int64(n)
-	ref := &batchRef{b: b}
 	ref.left.Store(int32(n))
 	rows := make([]batchRow, n)
 	for i := range rows {

@@ -14,8 +14,11 @@ import (
 type inMsg struct {
 	typ   FrameType
 	batch *arrowio.Batch // DATA, decoded in full
-	ctl   ControlFrame   // control frames
-	err   error          // terminal: *ProtocolError, ErrConnClosed, I/O error
+	// payload is the DATA frame's payload, which batch reads in place: from
+	// s.payloads, to go back there once batch is released (batchRef).
+	payload []byte
+	ctl     ControlFrame // control frames
+	err     error        // terminal: *ProtocolError, ErrConnClosed, I/O error
 }
 
 // reader reads frames, decodes them and hands them to the core goroutine
@@ -24,11 +27,13 @@ type inMsg struct {
 // action execution; a malformed batch is rejected before any of its rows
 // reaches the core).
 //
-// DATA payloads are read into fresh buffers: the decoded batch is
-// zero-copy and keeps its payload alive until the core releases the batch.
+// DATA payloads are read into buffers of s.payloads: the decoded batch is
+// zero-copy and keeps its payload until the last hold on it ends
+// (batchRef.release), and the buffer is reused only if the batch lent
+// nothing (arrowio.Batch.Lent).
 func (s *server) reader(out chan<- inMsg, stop <-chan struct{}) {
 	dec := arrowio.NewDecoder(s.schema, nil)
-	dec.ShareInput() // every payload is a fresh buffer, never reused (below)
+	dec.ShareInput() // a payload is reused only when its batch lent nothing (batchRef.release)
 	defer dec.Close()
 	send := func(m inMsg) bool {
 		select {
@@ -42,9 +47,15 @@ func (s *server) reader(out chan<- inMsg, stop <-chan struct{}) {
 		}
 	}
 	for {
-		// Every payload gets its own buffer: the type is known only after
-		// the read, and a DATA batch aliases its payload.
-		f, err := ReadFrame(s.br, s.maxFrame, nil)
+		// A DATA batch aliases its payload: the buffer comes from the pool
+		// and goes back once the batch is released having lent nothing.
+		// Control frames get their own (a decoded one may alias it).
+		f, err := readFrame(s.br, s.conn, s.maxFrame, func(t FrameType, size int) []byte {
+			if t == FrameData {
+				return s.payloads.get(size)
+			}
+			return make([]byte, size)
+		})
 		if err != nil {
 			send(inMsg{err: readErr(err)})
 			return
@@ -52,6 +63,7 @@ func (s *server) reader(out chan<- inMsg, stop <-chan struct{}) {
 		m := inMsg{typ: f.Type}
 		switch {
 		case f.Type == FrameData:
+			m.payload = f.Payload
 			m.batch, err = dec.DecodeBatch(f.Payload)
 			if err != nil {
 				err = dataErr(err)

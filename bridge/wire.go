@@ -88,6 +88,20 @@ type Frame struct {
 // *ProtocolError; the length is checked before anything is allocated, and
 // after such an error the stream is not positioned at a frame boundary.
 func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) (Frame, error) {
+	return readFrame(r, nil, maxSize, func(_ FrameType, size int) []byte {
+		if cap(buf) >= size {
+			return buf[:size]
+		}
+		return make([]byte, size)
+	})
+}
+
+// readFrame is ReadFrame with the payload's buffer chosen once the type
+// and the size are known: payloadBuf returns a slice of length size. With
+// a non-nil direct, the reader that r reads from, a payload longer than
+// what r holds is read from direct once r's buffered bytes are taken, not
+// copied through r's buffer.
+func readFrame(r *bufio.Reader, direct io.Reader, maxSize int, payloadBuf func(FrameType, int) []byte) (Frame, error) {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxFrame
 	}
@@ -115,11 +129,13 @@ func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) (Frame, error) {
 		return Frame{}, protoErrorf(CodeUnknownFrame, "unknown frame type 0x%02X (this runtime speaks protocol version %d)", tb, ProtocolVersion)
 	}
 	size := int(n - 1)
-	var payload []byte
-	if cap(buf) >= size {
-		payload = buf[:size]
-	} else {
-		payload = make([]byte, size)
+	payload := payloadBuf(typ, size)
+	if direct != nil && size > r.Buffered() {
+		k, _ := r.Read(payload[:r.Buffered()]) // what r holds; no read from direct
+		if _, err := io.ReadFull(direct, payload[k:]); err != nil {
+			return Frame{}, unexpectedEOF(err)
+		}
+		return Frame{Type: typ, Payload: payload}, nil
 	}
 	if _, err := io.ReadFull(r, payload); err != nil {
 		return Frame{}, unexpectedEOF(err)

@@ -52,6 +52,23 @@ func FuzzReadFrame(f *testing.F) {
 				_, _ = DecodeControl(fr)
 			}
 		}
+		// readFrame reading long payloads past the buffer gives the same
+		// frames and the same end.
+		src := bytes.NewReader(data)
+		r1, r2 := bufio.NewReaderSize(bytes.NewReader(data), 16), bufio.NewReaderSize(src, 16)
+		for {
+			f1, err1 := ReadFrame(r1, int(max), nil)
+			f2, err2 := readFrame(r2, src, int(max), func(_ FrameType, n int) []byte { return make([]byte, n) })
+			if (err1 == nil) != (err2 == nil) || protoCode(err1) != protoCode(err2) || errors.Is(err1, io.EOF) != errors.Is(err2, io.EOF) {
+				t.Fatalf("ReadFrame: %v; readFrame with a direct reader: %v", err1, err2)
+			}
+			if err1 != nil {
+				break
+			}
+			if f1.Type != f2.Type || !bytes.Equal(f1.Payload, f2.Payload) {
+				t.Fatalf("frames differ: %v %d bytes, %v %d bytes", f1.Type, len(f1.Payload), f2.Type, len(f2.Payload))
+			}
+		}
 	})
 }
 

@@ -5,12 +5,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -45,14 +46,51 @@ public final class OutputReader implements AutoCloseable {
     private byte[] lastSchema;
     private VectorSchemaRoot root;
     private VectorLoader loader;
-    private BigIntVector ts;
     private ValueReader[] columns;
+    // Columns read straight from the payload (HeapColumns), null where a column is read from the
+    // vectors; where each column's field nodes and buffers start in a record batch.
+    private final HeapColumns.Column heapTs;
+    private final HeapColumns.Column[] heap;
+    private final boolean needVectors;
+    private final int[] firstNode;
+    private final int[] firstBuffer;
+    private final int nodes;
+    private final int buffers;
 
     public OutputReader(BufferAllocator parent, long limit, ColumnType rowType) {
+        this(parent, limit, rowType, true);
+    }
+
+    /** @param heapColumns false reads every column from Arrow vectors (for tests that compare both) */
+    OutputReader(BufferAllocator parent, long limit, ColumnType rowType, boolean heapColumns) {
         this.allocator = parent.newChildAllocator("flinkgo-output-reader", 0, limit);
         this.rowType = rowType;
         this.schema = outputSchema(rowType);
         this.positions = ValueReader.positions(rowType);
+        List<ColumnType> types = rowType.fieldTypes();
+        ColumnType tsType = ColumnType.of(ColumnType.Kind.BIGINT);
+        this.heapTs = HeapColumns.create(tsType, BatchWriter.TS);
+        this.heap = new HeapColumns.Column[types.size()];
+        this.firstNode = new int[types.size()];
+        this.firstBuffer = new int[types.size()];
+        int node = HeapColumns.nodes(tsType);
+        int buffer = HeapColumns.buffers(tsType);
+        boolean vectors = false;
+        for (int i = 0; i < heap.length; i++) {
+            ColumnType t = types.get(i);
+            firstNode[i] = node;
+            firstBuffer[i] = buffer;
+            node += HeapColumns.nodes(t);
+            buffer += HeapColumns.buffers(t);
+            if (heapColumns && HeapColumns.supports(t)) {
+                heap[i] = HeapColumns.create(t, rowType.fieldNames().get(i));
+            } else {
+                vectors = true;
+            }
+        }
+        this.nodes = node;
+        this.buffers = buffer;
+        this.needVectors = vectors || !heapColumns;
     }
 
     /** {@code _ts} then the user columns of {@code rowType}. */
@@ -118,16 +156,23 @@ public final class OutputReader implements AutoCloseable {
                 if (m.message.headerType() != MessageHeader.RecordBatch) {
                     throw malformed("expected a record batch message, got header type " + m.message.headerType(), null);
                 }
-                load(ipcStream, m);
-                int n = root.getRowCount();
+                int n = bindHeap(ipcStream, m);
+                if (needVectors) {
+                    load(ipcStream, m);
+                    if (root.getRowCount() != n) {
+                        throw malformed("the record batch loads " + root.getRowCount() + " rows, its header says " + n, null);
+                    }
+                }
+                HeapColumns.Column[] heap = this.heap;
                 for (int row = 0; row < n; row++) {
-                    Object[] values = new Object[columns.length];
+                    Object[] values = new Object[heap.length];
                     Long t;
                     try {
-                        for (int c = 0; c < columns.length; c++) {
-                            values[c] = columns[c].read(row);
+                        for (int c = 0; c < values.length; c++) {
+                            HeapColumns.Column h = heap[c];
+                            values[c] = h != null ? h.read(row) : columns[c].read(row);
                         }
-                        t = ts.isNull(row) ? null : ts.get(row);
+                        t = (Long) heapTs.read(row);
                     } catch (RuntimeException e) {
                         // Reads are bounds-checked: damaged offsets or lengths end up here.
                         throw malformed("row " + row + " of a record batch does not decode: " + e, e);
@@ -140,9 +185,56 @@ public final class OutputReader implements AutoCloseable {
                 throw malformed((ipcStream.length - pos) + " bytes after the end-of-stream marker", null);
             }
         } finally {
-            root.clear(); // the batch's buffers go back now, not at the next frame
+            if (needVectors) {
+                root.clear(); // the batch's buffers go back now, not at the next frame
+            }
         }
         return total;
+    }
+
+    /**
+     * Checks the record batch message's layout (no compression, one field node and the buffers
+     * of every field) and points the heap columns at their buffers, checking them.
+     *
+     * @return the batch's row count
+     */
+    private int bindHeap(byte[] ipcStream, Msg m) throws ProtocolException {
+        RecordBatch rb;
+        try {
+            rb = (RecordBatch) m.message.header(new RecordBatch());
+            if (rb == null) {
+                throw malformed("the record batch message has no header", null);
+            }
+            if (rb.compression() != null) {
+                throw malformed("the record batch is compressed; protocol version 1 sends bodies uncompressed", null);
+            }
+            long n = rb.length();
+            if (n < 0 || n > Integer.MAX_VALUE - 1) {
+                throw malformed("the record batch claims " + n + " rows", null);
+            }
+            if (rb.nodesLength() != nodes || rb.buffersLength() != buffers) {
+                throw malformed("the record batch has " + rb.nodesLength() + " field nodes and " + rb.buffersLength()
+                        + " buffers; its schema needs " + nodes + " and " + buffers, null);
+            }
+            for (int i = 0; i < buffers; i++) { // unused ones too (a validity bitmap without nulls)
+                org.apache.arrow.flatbuf.Buffer b = rb.buffers(i);
+                if (b.offset() < 0 || b.length() < 0 || b.offset() > m.bodyLength || b.length() > m.bodyLength - b.offset()) {
+                    throw malformed("buffer " + i + " at " + b.offset() + " (" + b.length() + " bytes) lies outside the "
+                            + m.bodyLength + "-byte body", null);
+                }
+            }
+            int rows = (int) n;
+            heapTs.bind(ipcStream, m.bodyStart, m.bodyLength, rb, 0, 0, rows);
+            for (int c = 0; c < heap.length; c++) {
+                if (heap[c] != null) {
+                    heap[c].bind(ipcStream, m.bodyStart, m.bodyLength, rb, firstNode[c], firstBuffer[c], rows);
+                }
+            }
+            return rows;
+        } catch (RuntimeException e) {
+            // The flatbuffer is read lazily: a damaged one fails here, bounds-checked.
+            throw malformed("bad record batch header: " + e, e);
+        }
     }
 
     /** Loads the record batch message {@code m} into the vectors, copying its body once. */
@@ -167,7 +259,8 @@ public final class OutputReader implements AutoCloseable {
         }
         try (rb) {
             loader.load(rb);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | AssertionError e) {
+            // With assertions on (-ea), Arrow asserts on some damaged offsets while loading.
             throw malformed("bad record batch: " + e, e);
         }
     }
@@ -224,7 +317,6 @@ public final class OutputReader implements AutoCloseable {
         }
         root = VectorSchemaRoot.create(s, allocator);
         loader = new VectorLoader(root);
-        ts = (BigIntVector) root.getVector(0);
         columns = new ValueReader[rowType.fieldNames().size()];
         for (int i = 0; i < columns.length; i++) {
             columns[i] = ValueReader.create(rowType.fieldTypes().get(i), (FieldVector) root.getVector(i + 1));

@@ -51,19 +51,23 @@ abstract class ValueReader {
             case BYTES: return nullable(v, i -> ((VarBinaryVector) v).get(i));
             case DECIMAL: return nullable(v, i -> ((DecimalVector) v).getObject(i));
             case DATE: return nullable(v, i -> LocalDate.ofEpochDay(((DateDayVector) v).get(i)));
-            case TIMESTAMP: return nullable(v, i -> {
-                long us = ((TimeStampVector) v).get(i);
-                return LocalDateTime.ofEpochSecond(Math.floorDiv(us, 1_000_000L),
-                        (int) Math.floorMod(us, 1_000_000L) * 1000, ZoneOffset.UTC);
-            });
-            case TIMESTAMP_LTZ: return nullable(v, i -> {
-                long us = ((TimeStampVector) v).get(i);
-                return Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1000);
-            });
+            case TIMESTAMP: return nullable(v, i -> localDateTime(((TimeStampVector) v).get(i)));
+            case TIMESTAMP_LTZ: return nullable(v, i -> instant(((TimeStampVector) v).get(i)));
             case ARRAY: return new ArrayReader(t, (ListVector) v);
             case ROW: return new RowReader(t, (StructVector) v);
             default: throw new IllegalStateException("unhandled kind " + t.kind());
         }
+    }
+
+    /** A TIMESTAMP value: microseconds since the epoch, read as UTC wall-clock time. */
+    static LocalDateTime localDateTime(long us) {
+        return LocalDateTime.ofEpochSecond(Math.floorDiv(us, 1_000_000L), (int) Math.floorMod(us, 1_000_000L) * 1000,
+                ZoneOffset.UTC);
+    }
+
+    /** A TIMESTAMP_LTZ value: microseconds since the epoch. */
+    static Instant instant(long us) {
+        return Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1000);
     }
 
     private interface NonNull {

@@ -352,18 +352,114 @@ class ArrowRoundTripTest {
             assertThrows(ProtocolException.class, () -> r.read(longer, (t, row) -> { }));
             // A flipped byte may still decode (a string's content), but it never escapes as
             // anything but a protocol error, and leaves nothing behind.
+            // Where a flipped payload decodes, it decodes to what Arrow's vectors make of it.
             java.util.Random rnd = new java.util.Random(7);
-            for (int i = 0; i < 2000; i++) {
-                byte[] bad = ipc.clone();
-                bad[rnd.nextInt(bad.length)] ^= (byte) (1 + rnd.nextInt(255));
-                try {
-                    r.read(bad, (t, row) -> { });
-                } catch (ProtocolException expected) {
-                    // fine
+            int decoded = 0;
+            try (OutputReader vectors = new OutputReader(root, 1 << 20, rowType, false)) {
+                for (int i = 0; i < 2000; i++) {
+                    byte[] bad = ipc.clone();
+                    int at = rnd.nextInt(bad.length);
+                    bad[at] ^= (byte) (1 + rnd.nextInt(255));
+                    List<String> got = new ArrayList<>();
+                    try {
+                        r.read(bad, (t, row) -> got.add(t + "|" + row));
+                    } catch (ProtocolException expected) {
+                        got.clear(); // refused whole
+                        got.add("refused");
+                    }
+                    if (!got.equals(List.of("refused"))) {
+                        decoded++;
+                        List<String> want = new ArrayList<>();
+                        vectors.read(bad, (t, row) -> want.add(t + "|" + row));
+                        assertEquals(want, got, "flip " + i + " at byte " + at + " of " + bad.length + ": " + ipc[at] + " -> " + bad[at]);
+                    }
+                    readsGood.accept("after flip " + i);
                 }
-                readsGood.accept("after flip " + i);
             }
+            assertTrue(decoded > 0, "no flipped payload decoded: the comparison checked nothing");
         } // close() fails if any Arrow buffer leaked
+    }
+
+    /** Reads an OUTPUT payload to "ts|row" strings, from the payload or from vectors only. */
+    private List<String> readAll(ColumnType rowType, byte[] ipc, boolean heap) throws Exception {
+        List<String> got = new ArrayList<>();
+        try (OutputReader r = new OutputReader(root, 1 << 24, rowType, heap)) {
+            r.read(ipc, (t, row) -> got.add(t + "|" + row));
+            r.read(ipc, (t, row) -> got.add(t + "|" + row)); // the same again, on reused state
+        }
+        return got;
+    }
+
+    /** A damaged payload that decodes from the payload decodes to the same from vectors. */
+    private void flipsDecodeAsVectorsDo(ColumnType rowType, byte[] ipc, java.util.Random rnd) throws Exception {
+        int decoded = 0;
+        try (OutputReader heap = new OutputReader(root, 1 << 24, rowType, true);
+                OutputReader vectors = new OutputReader(root, 1 << 24, rowType, false)) {
+            for (int i = 0; i < 1500; i++) {
+                byte[] bad = ipc.clone();
+                int at = rnd.nextInt(bad.length);
+                bad[at] ^= (byte) (1 + rnd.nextInt(255));
+                List<String> got = new ArrayList<>();
+                try {
+                    heap.read(bad, (t, row) -> got.add(t + "|" + row));
+                } catch (ProtocolException refused) {
+                    continue;
+                }
+                decoded++;
+                List<String> want = new ArrayList<>();
+                vectors.read(bad, (t, row) -> want.add(t + "|" + row));
+                assertEquals(want, got, "flip at byte " + at + ": " + ipc[at] + " -> " + bad[at]);
+            }
+        }
+        assertTrue(decoded > 0, "no flipped payload decoded");
+    }
+
+    @Test
+    void columnsReadFromThePayloadEqualThoseReadFromVectors() throws Exception {
+        // Every type read from the payload, with and without a column that is read from vectors.
+        String flat = "f BOOLEAN, t TINYINT, sm SMALLINT, i INT, b BIGINT, fl FLOAT, d DOUBLE, s STRING, "
+                + "by BYTES, dec DECIMAL(10, 2), wide DECIMAL(38, 10), lt TIMESTAMP(6), it TIMESTAMP_LTZ(6), day DATE";
+        java.util.Random rnd = new java.util.Random(11);
+        for (String extra : new String[] {"", ", tags ARRAY<STRING>, p ROW<x BIGINT>"}) {
+            ColumnType rowType = SqlTypeParser.parse("ROW<" + flat + extra + ">");
+            int width = rowType.fieldNames().size();
+            for (int n : new int[] {0, 1, 7, 8, 9, 300}) {
+                List<Row> rows = new ArrayList<>();
+                List<Long> ts = new ArrayList<>();
+                for (int k = 0; k < n; k++) {
+                    Object[] v = {rnd.nextBoolean(), (byte) rnd.nextInt(), (short) rnd.nextInt(), rnd.nextInt(),
+                        rnd.nextLong(), rnd.nextFloat() - 0.5f, rnd.nextGaussian() * 1e10,
+                        List.of("", "a", "héllo ✓", "ключ", "x".repeat(rnd.nextInt(500))).get(rnd.nextInt(5)),
+                        new byte[rnd.nextInt(20)], BigDecimal.valueOf(rnd.nextInt(2_000_000) - 1_000_000, 2),
+                        new BigDecimal(new java.math.BigInteger(120, rnd)).movePointLeft(10).multiply(BigDecimal.valueOf(rnd.nextBoolean() ? 1 : -1)),
+                        LocalDateTime.of(1900 + rnd.nextInt(300), 1 + rnd.nextInt(12), 1 + rnd.nextInt(28), rnd.nextInt(24), 0, 0, rnd.nextInt(1_000_000) * 1000),
+                        Instant.ofEpochSecond(rnd.nextInt() * 10L, rnd.nextInt(1_000_000) * 1000L),
+                        LocalDate.ofEpochDay(rnd.nextInt(200_000) - 100_000)};
+                    Object[] all = java.util.Arrays.copyOf(v, width);
+                    if (width > v.length) {
+                        all[v.length] = new String[] {"t" + k, null};
+                        all[v.length + 1] = Row.of((long) k);
+                    }
+                    for (int c = 0; c < width; c++) {
+                        if (rnd.nextInt(5) == 0) {
+                            all[c] = null;
+                        }
+                    }
+                    rows.add(Row.of(all));
+                    ts.add(rnd.nextInt(4) == 0 ? null : rnd.nextLong());
+                }
+                byte[] ipc = outputStream(root, rowType, ts, rows);
+                List<String> fromVectors = readAll(rowType, ipc, false);
+                assertEquals(2 * n, fromVectors.size());
+                for (int k = 0; k < n; k++) {
+                    assertEquals(ts.get(k) + "|" + rows.get(k), fromVectors.get(k), "vectors, row " + k);
+                }
+                assertEquals(fromVectors, readAll(rowType, ipc, true), "columns " + rowType + ", " + n + " rows");
+                if (n == 9) {
+                    flipsDecodeAsVectorsDo(rowType, ipc, rnd);
+                }
+            }
+        }
     }
 
     @Test

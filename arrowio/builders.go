@@ -27,6 +27,8 @@ type rowWriter struct {
 	conv      []any    // AppendRow's scratch
 	segs      []rowSeg // rows AppendRow took as they are (then the builders hold none)
 	segRows   int
+	pc        pieces   // flushTo's
+	parts     [][]byte // flushTo's
 }
 
 func newRowWriter(schema *arrow.Schema, user userColumns, lead int, alloc memory.Allocator) *rowWriter {
@@ -86,12 +88,30 @@ func (w *rowWriter) appendTS(i int, ts int64, hasTS bool) {
 // one record batch, end-of-stream marker) and resets the builders. The
 // result aliases an internal buffer that the next flush overwrites.
 func (w *rowWriter) flush() ([]byte, error) {
+	w.out.Reset()
+	err := w.flushTo(func(parts [][]byte, _ int) error {
+		for _, b := range parts {
+			w.out.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w.out.Bytes(), nil
+}
+
+// flushTo encodes as flush does, but hands the stream to write as the
+// pieces it is made of, in order, and their total size: the record batch's
+// buffers among them as they are, not copied. The pieces are valid only
+// during the call; write's error is returned as it is.
+func (w *rowWriter) flushTo(write func(parts [][]byte, size int) error) error {
 	var rec arrow.RecordBatch
 	sliced := w.segRows > 0
 	if sliced {
 		var err error
 		if rec, err = w.segRecord(); err != nil {
-			return nil, err
+			return err
 		}
 		w.clearSegs()
 	} else {
@@ -99,21 +119,77 @@ func (w *rowWriter) flush() ([]byte, error) {
 	}
 	defer rec.Release()
 	w.rows = 0
-	w.out.Reset()
-	w.out.Write(w.schemaMsg)
 	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(w.alloc))
 	if err != nil {
-		return nil, fmt.Errorf("arrowio: encoding a record batch: %w", err)
+		return fmt.Errorf("arrowio: encoding a record batch: %w", err)
 	}
 	defer p.Release()
-	if _, err := p.WritePayload(&w.out); err != nil {
-		return nil, fmt.Errorf("arrowio: encoding a record batch: %w", err)
+	w.pc.reset()
+	if _, err := p.WritePayload(&w.pc); err != nil {
+		return fmt.Errorf("arrowio: encoding a record batch: %w", err)
 	}
-	w.out.Write(eos)
+	w.parts = append(w.parts[:0], w.schemaMsg)
+	w.parts = w.pc.appendParts(w.parts)
+	w.parts = append(w.parts, eos)
+	size := len(w.schemaMsg) + w.pc.size + len(eos)
+	err = write(w.parts, size)
+	clear(w.parts) // the batch's buffers go back with rec and p
 	if !sliced {
 		w.reserveLike(rec)
 	}
-	return w.out.Bytes(), nil
+	return err
+}
+
+// pieces collects what the IPC writer writes: long writes (the record
+// batch's buffers) as they are, short ones (the message header, lengths,
+// padding, which the writer reuses) copied into one scratch array.
+type pieces struct {
+	small []byte
+	ps    []piece
+	size  int
+}
+
+// piece is a long write, or (b nil) the scratch bytes [from, to).
+type piece struct {
+	b        []byte
+	from, to int
+}
+
+const longWrite = 512
+
+func (c *pieces) reset() {
+	c.small, c.size = c.small[:0], 0
+	clear(c.ps)
+	c.ps = c.ps[:0]
+}
+
+// Write implements io.Writer.
+func (c *pieces) Write(b []byte) (int, error) {
+	c.size += len(b)
+	if len(b) >= longWrite {
+		c.ps = append(c.ps, piece{b: b})
+		return len(b), nil
+	}
+	from := len(c.small)
+	c.small = append(c.small, b...)
+	if n := len(c.ps); n > 0 && c.ps[n-1].b == nil && c.ps[n-1].to == from {
+		c.ps[n-1].to = len(c.small) // extends the previous short run
+	} else {
+		c.ps = append(c.ps, piece{from: from, to: len(c.small)})
+	}
+	return len(b), nil
+}
+
+// appendParts appends the pieces, in order, to dst.
+func (c *pieces) appendParts(dst [][]byte) [][]byte {
+	for _, p := range c.ps {
+		if p.b != nil {
+			dst = append(dst, p.b)
+		} else {
+			dst = append(dst, c.small[p.from:p.to])
+		}
+	}
+	return dst
 }
 
 // reserveLike sizes the (now empty) builders for a batch like rec, so that
@@ -191,6 +267,17 @@ func (b *OutputBuilder) Append(ts int64, hasTS bool, values []any) error {
 // the payload of an OUTPUT frame, and resets the builder. The bytes alias
 // an internal buffer: they are valid until the next Flush.
 func (b *OutputBuilder) Flush() ([]byte, error) { return b.w.flush() }
+
+// FlushTo is Flush without the copy into one buffer: it calls write with
+// the pieces of the same IPC stream, in order, and their total size (the
+// payload's length). The pieces alias the builders' memory and, for rows
+// taken by AppendRow as they are, the input batches' memory: they are
+// valid only during the call, and those batches must not be released
+// before it returns. write's error is returned as it is. The builder is
+// reset either way.
+func (b *OutputBuilder) FlushTo(write func(parts [][]byte, size int) error) error {
+	return b.w.flushTo(write)
+}
 
 // Release frees the builder's memory. The builder must not be used after.
 func (b *OutputBuilder) Release() { b.w.rb.Release() }

@@ -262,3 +262,82 @@ func TestAppendRowSlicesRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestFlushToEqualsFlush: FlushTo hands over the same stream as Flush, in
+// pieces whose sizes add up, the long ones not copied; write's error comes
+// back and the builder is reset either way.
+func TestFlushToEqualsFlush(t *testing.T) {
+	b := decodeGolden(t)
+	defer b.Release()
+	for _, asRow := range []bool{false, true} {
+		t.Run(fmt.Sprint("AppendRow=", asRow), func(t *testing.T) {
+			fill := func() *OutputBuilder {
+				ob, err := NewOutputBuilder(goldenColumns, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k := 0; k < 50; k++ { // long enough for buffers over longWrite
+					for i := 0; i < b.Len(); i++ {
+						ts, hasTS := b.Timestamp(i)
+						r := b.Row(i)
+						if asRow {
+							err = ob.AppendRow(ts, hasTS, r)
+						} else {
+							vals := make([]any, r.NumFields())
+							for j := range vals {
+								vals[j] = r.Value(j)
+							}
+							err = ob.Append(ts, hasTS, vals)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				return ob
+			}
+			want, err := fill().Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = bytes.Clone(want)
+			ob := fill()
+			defer ob.Release()
+			var got []byte
+			long := 0
+			err = ob.FlushTo(func(parts [][]byte, size int) error {
+				for _, p := range parts {
+					got = append(got, p...)
+					if len(p) >= longWrite {
+						long++
+					}
+				}
+				if size != len(got) {
+					t.Errorf("size %d, the parts hold %d bytes", size, len(got))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("FlushTo's stream (%d bytes) differs from Flush's (%d bytes)", len(got), len(want))
+			}
+			if long == 0 {
+				t.Error("no long piece: every buffer went through the scratch copy")
+			}
+			// A failing write: its error, and an empty builder that works on.
+			fail := errors.New("socket gone")
+			_ = ob.Append(1, true, goldenRows[0].values)
+			if err := ob.FlushTo(func([][]byte, int) error { return fail }); err != fail {
+				t.Fatalf("FlushTo returned %v, want the write's error", err)
+			}
+			if ob.Len() != 0 {
+				t.Fatalf("Len %d after a failed FlushTo", ob.Len())
+			}
+			if _, err := ob.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -229,3 +229,56 @@ func TestServeKeepsLentStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestServeLargeOutputFrames: OUTPUT frames far over gatherFrom (sent with
+// one gathering write) and small ones (through the buffered writer) arrive
+// whole, in order with the WM_ACKs after them, rows from batches whose
+// payloads are reused meanwhile.
+func TestServeLargeOutputFrames(t *testing.T) {
+	j := startServe(t, ServerConfig{Agents: []*operator.Agent{forwardAgent(true)}}, echoCols)
+	j.handshake(j.defaultOpen("fwd", map[string]string{"go.output.rows": "1000"}), nil, nil)
+	const batches = 6
+	big := strings.Repeat("p", 900)
+	sizes := []int{300, 2, 300, 1, 250, 300} // rows per batch: large frames and small ones
+	n := int64(0)
+	for b := 0; b < batches; b++ {
+		rows := make([]row, sizes[b])
+		for i := range rows {
+			k := fmt.Sprintf("%s-%06d", big, n)
+			rows[i] = row{kg: int32(n % 128), key: k[len(k)-6:], ts: n, values: []any{k, n}}
+			n++
+		}
+		j.data(rows...)
+		j.send(&Watermark{TS: int64(1000 + b)})
+	}
+	var got int64
+	large := 0
+	for b := 0; b < batches; b++ {
+		c := j.collect(FrameWmAck)
+		if len(c.wmAcks) != 1 || c.wmAcks[0] != int64(1000+b) {
+			t.Fatalf("batch %d: WM_ACKs %v, want [%d]", b, c.wmAcks, 1000+b)
+		}
+		for _, r := range c.rows {
+			k, _ := r[1].(string)
+			if r[2] != got || k != fmt.Sprintf("%s-%06d", big, got) || r[0] != got {
+				t.Fatalf("output row %d: %.20q... %v %v", got, k, r[2], r[0])
+			}
+			got++
+		}
+		if c.outputs > 0 && len(c.rows)*900 > gatherFrom {
+			large++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d rows before the last WM_ACK, want %d", got, n)
+	}
+	if large == 0 {
+		t.Fatal("no OUTPUT frame was over gatherFrom: the gathering write was not tested")
+	}
+	j.send(&EndInput{})
+	j.collect(FrameEndAck)
+	j.send(&Close{})
+	if err := j.wait(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -83,6 +83,8 @@ type writer struct {
 	// released with one atomic add (the core goroutine adds to the same
 	// counter).
 	held []batchHold
+	hdr  []byte      // writeParts' frame header
+	iov  net.Buffers // writeParts' gathering write
 
 	done   chan struct{} // closed when run returns
 	failed chan struct{} // closed when run fails, before it reports the failure
@@ -356,22 +358,71 @@ func (w *writer) flushRows() error {
 	if w.rows == 0 {
 		return nil
 	}
-	payload, err := w.ob.Flush()
-	w.releaseHeld() // the payload has what it needs of the batches
+	var sent int
+	err := w.ob.FlushTo(func(parts [][]byte, size int) error {
+		if size+1 > w.maxFrame {
+			return protoErrorf(CodeInternal, "an OUTPUT batch of %d rows is %d bytes, over the maximum frame size of %d; lower go.output.rows or go.output.bytes, or raise go.max.frame.bytes",
+				w.rows, size, w.maxFrame)
+		}
+		sent = size
+		return w.writeParts(FrameOutput, parts, size)
+	})
+	w.releaseHeld() // after the write: the parts may alias the batches
 	if err != nil {
+		var pe *ProtocolError
+		switch {
+		case errors.As(err, &pe):
+			return err
+		case errors.Is(err, errWrite):
+			return fmt.Errorf("bridge: sending OUTPUT: %w", err)
+		}
 		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding an OUTPUT batch of %d rows: %v", w.rows, err)}
-	}
-	if len(payload)+1 > w.maxFrame {
-		return protoErrorf(CodeInternal, "an OUTPUT batch of %d rows is %d bytes, over the maximum frame size of %d; lower go.output.rows or go.output.bytes, or raise go.max.frame.bytes",
-			w.rows, len(payload), w.maxFrame)
-	}
-	if err := WriteFrame(w.bw, FrameOutput, payload); err != nil {
-		return fmt.Errorf("bridge: sending OUTPUT: %w", err)
 	}
 	w.outRows.Add(int64(w.rows))
 	w.outFrames.Add(1)
-	w.outBytes.Add(int64(len(payload) + FrameHeaderLen))
+	w.outBytes.Add(int64(sent + FrameHeaderLen))
 	w.rows, w.estBytes = 0, 0
+	return nil
+}
+
+// errWrite marks a failed write to the connection (writeParts).
+var errWrite = errors.New("writing to the operator")
+
+// gatherFrom is the payload size from which writeParts sends a frame with
+// one gathering write of its parts instead of copying them into bw.
+const gatherFrom = 64 << 10
+
+// writeParts sends a frame whose payload is parts (size bytes in all), in
+// order after everything written before. A large payload goes out in one
+// gathering write (writev) of the header and its parts, once bw is
+// flushed; a small one is copied into bw to go with the frames around it.
+//
+// Design note: an OUTPUT batch of 1024 200-byte rows was copied twice in
+// Go before the socket, into the encoder's buffer and then into bw; both
+// copies together were about 5 % of the process's CPU.
+func (w *writer) writeParts(typ FrameType, parts [][]byte, size int) error {
+	w.hdr = AppendFrameHeader(w.hdr[:0], typ, size)
+	if size < gatherFrom {
+		_, err := w.bw.Write(w.hdr)
+		for _, p := range parts {
+			if err == nil {
+				_, err = w.bw.Write(p)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", errWrite, err)
+		}
+		return nil
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("%w: %w", errWrite, err)
+	}
+	w.iov = append(append(w.iov[:0], w.hdr), parts...)
+	bufs := w.iov // WriteTo consumes its receiver
+	if _, err := bufs.WriteTo(w.conn); err != nil {
+		return fmt.Errorf("%w: %w", errWrite, err)
+	}
+	clear(w.iov)
 	return nil
 }
 

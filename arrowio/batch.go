@@ -29,8 +29,8 @@ type Batch struct {
 	rec    arrow.RecordBatch
 	schema *InputSchema
 	n      int
-	gen    uint64 // incremented on Release; rows carry the value they were made with
-	shared bool   // the bytes are never reused: StrView may alias them
+	gen    uint64      // incremented on Release; rows carry the value they were made with
+	shared bool        // the bytes are never reused: StrView may alias them
 	lent   atomic.Bool // a string or slice sharing the bytes was handed out (Lent)
 
 	kg      []int32

@@ -20,8 +20,8 @@ import (
 // Values returned by Row.Value, Str, Time and Decimal are independent
 // copies and stay valid forever. Strings returned by Row.StrView and
 // Row.ValueView share the batch's bytes when its decoder was told they are
-// never reused (Decoder.ShareInput), and are copies otherwise: valid
-// forever either way.
+// never reused once such a string is out (Decoder.ShareInput, Lent), and
+// are copies otherwise: valid forever either way.
 //
 // A Batch is read-only: concurrent reads are safe; Release must happen once,
 // after all reads.
@@ -30,7 +30,7 @@ type Batch struct {
 	schema *InputSchema
 	n      int
 	gen    uint64      // incremented on Release; rows carry the value they were made with
-	shared bool        // the bytes are never reused: StrView may alias them
+	shared bool        // the bytes are not reused once lent: StrView may alias them
 	lent   atomic.Bool // a string or slice sharing the bytes was handed out (Lent)
 
 	kg      []int32
@@ -369,8 +369,8 @@ func (r *Row) Bytes(j int) []byte {
 func (r *Row) Str(j int) string { return r.strCol(j, false) }
 
 // StrView returns a STRING column as a string ("" if null) without copying
-// when the batch's bytes are never reused (Decoder.ShareInput; the bridge
-// decodes so), and as a copy otherwise. A shared string is valid forever,
+// when the batch's bytes are never reused once lent (Decoder.ShareInput;
+// the bridge decodes so), and as a copy otherwise. A shared string is valid forever,
 // like a substring: it keeps the batch's payload (one DATA frame, up to
 // go.batch.size rows) in memory for as long as it is referenced, so clone
 // (strings.Clone) what is kept beyond the action.
@@ -404,7 +404,7 @@ func strAt(c *column, i int, share bool) string {
 }
 
 // ValueView is Value, except that STRING columns come as StrView does:
-// shared with the batch's bytes when they are never reused.
+// shared with the batch's bytes when they are never reused once lent.
 func (r *Row) ValueView(j int) any {
 	c := r.col(j)
 	if c.spec.kind == kindString && !c.isNull(r.i) {

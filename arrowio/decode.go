@@ -22,7 +22,7 @@ type Decoder struct {
 	schema *InputSchema
 	alloc  memory.Allocator
 
-	shared     bool   // the input bytes are never reused: strings may share them (ShareInput)
+	shared     bool   // the input bytes are not reused once lent: strings may share them (ShareInput)
 	schemaRaw  []byte // last schema message accepted (a private copy)
 	schemaMeta []byte // its flatbuffer metadata, inside schemaRaw
 	rd         *ipc.Reader

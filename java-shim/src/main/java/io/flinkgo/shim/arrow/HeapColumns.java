@@ -176,6 +176,11 @@ final class HeapColumns {
             bindData(rb, buffer + 1, body, bodyLength, rows, bitmapBytes);
         }
 
+        /** Drops the reference to the payload (until the next {@link #bind}). */
+        final void unbind() {
+            b = null;
+        }
+
         void bindData(RecordBatch rb, int buffer, int body, int bodyLength, int rows, int bitmapBytes)
                 throws ProtocolException {
             long need = width < 0 ? bitmapBytes : (long) rows * width;

@@ -188,6 +188,12 @@ public final class OutputReader implements AutoCloseable {
             if (needVectors) {
                 root.clear(); // the batch's buffers go back now, not at the next frame
             }
+            heapTs.unbind(); // nor is the payload kept until the next frame
+            for (HeapColumns.Column h : heap) {
+                if (h != null) {
+                    h.unbind();
+                }
+            }
         }
         return total;
     }

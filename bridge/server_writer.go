@@ -359,22 +359,24 @@ func (w *writer) flushRows() error {
 		return nil
 	}
 	var sent int
+	var werr error // the write's, as opposed to the encoder's
 	err := w.ob.FlushTo(func(parts [][]byte, size int) error {
 		if size+1 > w.maxFrame {
 			return protoErrorf(CodeInternal, "an OUTPUT batch of %d rows is %d bytes, over the maximum frame size of %d; lower go.output.rows or go.output.bytes, or raise go.max.frame.bytes",
 				w.rows, size, w.maxFrame)
 		}
 		sent = size
-		return w.writeParts(FrameOutput, parts, size)
+		werr = w.writeParts(FrameOutput, parts, size)
+		return werr
 	})
 	w.releaseHeld() // after the write: the parts may alias the batches
 	if err != nil {
 		var pe *ProtocolError
 		switch {
+		case werr != nil:
+			return fmt.Errorf("bridge: sending OUTPUT: %w", werr)
 		case errors.As(err, &pe):
 			return err
-		case errors.Is(err, errWrite):
-			return fmt.Errorf("bridge: sending OUTPUT: %w", err)
 		}
 		return &ProtocolError{Code: CodeInternal, Err: err, Message: fmt.Sprintf("encoding an OUTPUT batch of %d rows: %v", w.rows, err)}
 	}
@@ -384,9 +386,6 @@ func (w *writer) flushRows() error {
 	w.rows, w.estBytes = 0, 0
 	return nil
 }
-
-// errWrite marks a failed write to the connection (writeParts).
-var errWrite = errors.New("writing to the operator")
 
 // gatherFrom is the payload size from which writeParts sends a frame with
 // one gathering write of its parts instead of copying them into bw.
@@ -409,21 +408,16 @@ func (w *writer) writeParts(typ FrameType, parts [][]byte, size int) error {
 				_, err = w.bw.Write(p)
 			}
 		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", errWrite, err)
-		}
-		return nil
+		return err
 	}
 	if err := w.bw.Flush(); err != nil {
-		return fmt.Errorf("%w: %w", errWrite, err)
+		return err
 	}
 	w.iov = append(append(w.iov[:0], w.hdr), parts...)
 	bufs := w.iov // WriteTo consumes its receiver
-	if _, err := bufs.WriteTo(w.conn); err != nil {
-		return fmt.Errorf("%w: %w", errWrite, err)
-	}
+	_, err := bufs.WriteTo(w.conn)
 	clear(w.iov)
-	return nil
+	return err
 }
 
 // drain writes the pending rows and credit into the socket buffer.

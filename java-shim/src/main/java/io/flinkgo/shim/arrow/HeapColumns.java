@@ -149,10 +149,10 @@ final class HeapColumns {
 
         /**
          * Points this column at its buffers in the record batch: node {@code node}, buffers from
-         * {@code buffer} on, the body starting at {@code body} in {@code payload}.
+         * {@code buffer} on, the body starting at {@code body} in {@code payload}. The caller has
+         * checked that every buffer of the batch lies inside the body.
          */
-        void bind(byte[] payload, int body, int bodyLength, RecordBatch rb, int node, int buffer, int rows)
-                throws ProtocolException {
+        void bind(byte[] payload, int body, RecordBatch rb, int node, int buffer, int rows) throws ProtocolException {
             FieldNode fn = rb.nodes(node);
             if (fn.length() != rows) {
                 throw bad("has " + fn.length() + " rows, the batch " + rows);
@@ -166,14 +166,14 @@ final class HeapColumns {
             // one left out means no null (null count 0) or all null (null count = rows).
             allNull = false;
             if (rb.buffers(buffer).length() > 0) {
-                validity = buffer(rb, buffer, body, bodyLength, bitmapBytes, "validity bitmap");
+                validity = buffer(rb, buffer, body, bitmapBytes, "validity bitmap");
             } else if (fn.nullCount() == 0 || fn.nullCount() == rows) {
                 validity = -1;
                 allNull = fn.nullCount() > 0;
             } else {
                 throw bad("has " + fn.nullCount() + " nulls in " + rows + " rows but no validity bitmap");
             }
-            bindData(rb, buffer + 1, body, bodyLength, rows, bitmapBytes);
+            bindData(rb, buffer + 1, body, rows, bitmapBytes);
         }
 
         /** Drops the reference to the payload (until the next {@link #bind}). */
@@ -181,24 +181,18 @@ final class HeapColumns {
             b = null;
         }
 
-        void bindData(RecordBatch rb, int buffer, int body, int bodyLength, int rows, int bitmapBytes)
-                throws ProtocolException {
+        void bindData(RecordBatch rb, int buffer, int body, int rows, int bitmapBytes) throws ProtocolException {
             long need = width < 0 ? bitmapBytes : (long) rows * width;
-            data = buffer(rb, buffer, body, bodyLength, need, "data buffer");
+            data = buffer(rb, buffer, body, need, "data buffer");
         }
 
         /** Start of buffer {@code index} in the payload, after checking it holds {@code need} bytes. */
-        int buffer(RecordBatch rb, int index, int body, int bodyLength, long need, String what) throws ProtocolException {
+        int buffer(RecordBatch rb, int index, int body, long need, String what) throws ProtocolException {
             Buffer buf = rb.buffers(index);
-            long off = buf.offset();
-            long len = buf.length();
-            if (off < 0 || len < 0 || off > bodyLength || len > bodyLength - off) {
-                throw bad(what + " at " + off + " (" + len + " bytes) lies outside the " + bodyLength + "-byte body");
+            if (buf.length() < need) {
+                throw bad(what + " has " + buf.length() + " bytes, " + need + " needed");
             }
-            if (len < need) {
-                throw bad(what + " has " + len + " bytes, " + need + " needed");
-            }
-            return body + (int) off;
+            return body + (int) buf.offset();
         }
 
         ProtocolException bad(String what) {
@@ -219,12 +213,10 @@ final class HeapColumns {
         }
 
         @Override
-        void bindData(RecordBatch rb, int buffer, int body, int bodyLength, int rows, int bitmapBytes)
-                throws ProtocolException {
-            offsets = rows == 0 ? 0 : buffer(rb, buffer, body, bodyLength, 4L * (rows + 1), "offsets buffer");
-            Buffer db = rb.buffers(buffer + 1);
-            int dataLen = (int) Math.min(Integer.MAX_VALUE, Math.max(0, db.length()));
-            data = buffer(rb, buffer + 1, body, bodyLength, 0, "data buffer");
+        void bindData(RecordBatch rb, int buffer, int body, int rows, int bitmapBytes) throws ProtocolException {
+            offsets = rows == 0 ? 0 : buffer(rb, buffer, body, 4L * (rows + 1), "offsets buffer");
+            data = buffer(rb, buffer + 1, body, 0, "data buffer");
+            int dataLen = (int) rb.buffers(buffer + 1).length(); // inside the body: an int
             if (rows == 0) {
                 return;
             }

@@ -230,10 +230,10 @@ public final class OutputReader implements AutoCloseable {
                 }
             }
             int rows = (int) n;
-            heapTs.bind(ipcStream, m.bodyStart, m.bodyLength, rb, 0, 0, rows);
+            heapTs.bind(ipcStream, m.bodyStart, rb, 0, 0, rows);
             for (int c = 0; c < heap.length; c++) {
                 if (heap[c] != null) {
-                    heap[c].bind(ipcStream, m.bodyStart, m.bodyLength, rb, firstNode[c], firstBuffer[c], rows);
+                    heap[c].bind(ipcStream, m.bodyStart, rb, firstNode[c], firstBuffer[c], rows);
                 }
             }
             return rows;

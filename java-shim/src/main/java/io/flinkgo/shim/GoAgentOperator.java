@@ -237,7 +237,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         String prefix = "[" + task.getTaskNameWithSubtasks() + "]";
         session = GoSession.start(new GoSession.StartSpec(
                 binary, prefix, Path.of(System.getProperty("java.io.tmpdir")), open, restores, markers,
-                cfg.get(GoAgentOptions.GO_STARTUP_TIMEOUT_MS), cfg.get(GoAgentOptions.GO_MEMORY_LIMIT)));
+                cfg.get(GoAgentOptions.GO_STARTUP_TIMEOUT_MS), cfg.get(GoAgentOptions.GO_MEMORY_LIMIT),
+                (int) (long) cfg.get(GoAgentOptions.GO_SOCKET_BUFFER_BYTES)));
         try {
             outputs.checkSchema(SchemaIO.fromBytes(session.ready().outputSchema()));
         } catch (ProtocolException e) {

@@ -91,6 +91,12 @@ public final class GoAgentOptions {
             "go.credit.rows", 16384L, 1, Integer.MAX_VALUE,
             "In-flight window: rows the operator may send that Go has not finished (Go grants it as credit). Default: 16384.");
 
+    public static final AgentOption<Long> GO_SOCKET_BUFFER_BYTES = AgentOption.bytes(
+            "go.socket.buffer.bytes", 4L << 20, 0, 64L << 20,
+            "Send buffer (SO_SNDBUF) the operator asks for on its end of the socket, so that it can write a DATA"
+                    + " frame while Go is still reading the one before; the kernel caps it at net.core.wmem_max."
+                    + " 0 keeps the system's default. Default: 4 MiB.");
+
     public static final AgentOption<Long> GO_MEMORY_LIMIT = AgentOption.bytes(
             "go.memory.limit", null, 1 << 20, Long.MAX_VALUE,
             "Soft memory limit of the Go process (GOMEMLIMIT). Unset (default): none.");
@@ -125,7 +131,7 @@ public final class GoAgentOptions {
                 KAFKA_ACTION_STATE_TOPIC_NUM_PARTITIONS, KAFKA_ACTION_STATE_TOPIC_REPLICATION_FACTOR,
                 KAFKA_ACTION_STATE_TOMBSTONE_ENABLED, KAFKA_ACTION_STATE_CLEANUP_CONTROL_TOPIC,
                 ERROR_HANDLING_STRATEGY, MAX_RETRIES, RETRY_WAIT_INTERVAL, NUM_ASYNC_THREADS, JOB_IDENTIFIER,
-                GO_BINARY, GO_AGENT, GO_BATCH_SIZE, GO_BATCH_BYTES, GO_BATCH_TIMEOUT_MS, GO_CREDIT_ROWS,
+                GO_BINARY, GO_AGENT, GO_BATCH_SIZE, GO_BATCH_BYTES, GO_BATCH_TIMEOUT_MS, GO_CREDIT_ROWS, GO_SOCKET_BUFFER_BYTES,
                 GO_MEMORY_LIMIT, GO_CLOSE_TIMEOUT_MS, GO_MAX_FRAME_BYTES, GO_STARTUP_TIMEOUT_MS,
                 GO_BARRIER_TIMEOUT_MS, GO_END_TIMEOUT_MS)) {
             m.put(o.name(), o);

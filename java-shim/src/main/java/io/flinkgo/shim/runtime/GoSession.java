@@ -45,7 +45,8 @@ public final class GoSession implements AutoCloseable {
             List<Messages.Restore> restores,
             List<byte[]> markers,
             long startupTimeoutMillis,
-            Long memoryLimitBytes) {}
+            Long memoryLimitBytes,
+            int socketBufferBytes) {}
 
     private final String logPrefix;
     private final GoProcess process;
@@ -90,11 +91,12 @@ public final class GoSession implements AutoCloseable {
                 p.awaitExit(1000);
                 throw new GoProcessException("the Go process exited before connecting (" + p.describeWithStderr() + ")");
             }
-            channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME));
+            channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME),
+                    spec.socketBufferBytes());
             long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
             GoSession s = handshake(spec, token, p, server, channel, left);
-            LOG.info("{} Go process pid {} is ready (runtime {}, initial credit {} rows)",
-                    spec.logPrefix(), p.pid(), s.hello.runtime(), s.ready.credit());
+            LOG.info("{} Go process pid {} is ready (runtime {}, initial credit {} rows, socket send buffer {} bytes)",
+                    spec.logPrefix(), p.pid(), s.hello.runtime(), s.ready.credit(), channel.sendBufferBytes());
             return s;
         } catch (Exception e) {
             if (channel != null) {

@@ -17,6 +17,7 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.types.Row;
 
+import io.flinkgo.shim.GoAgentOptions;
 import io.flinkgo.shim.arrow.BatchWriter;
 import io.flinkgo.shim.arrow.OutputReader;
 import io.flinkgo.shim.arrow.SchemaIO;
@@ -47,7 +48,9 @@ import io.flinkgo.shim.wire.Messages;
  * <p>System properties: {@code flinkgo.testagent} (required), {@code hop.payloads} (payload
  * characters per run, default {@code 170,1000,4000,16000}), {@code hop.bytes} (input bytes per
  * run, default 1 GB), {@code hop.repeats} (median of; default 3), {@code hop.options} (agent
- * options {@code k=v,k=v}), {@code hop.out} (a Markdown file for the table).
+ * options {@code k=v,k=v}), {@code hop.socketBuffer} (the operator's socket send buffer in bytes, 0 for
+ * the system's default; default that of {@code go.socket.buffer.bytes}), {@code hop.out} (a Markdown
+ * file for the table).
  */
 public final class HopBench {
     private HopBench() {}
@@ -138,7 +141,8 @@ public final class HopBench {
             Messages.Open open = new Messages.Open("passthrough", options, "hop-bench", "hop", 0, 1, 128, 0, 127, 0,
                     batch.schemaBytes(), 0);
             GoSession s = GoSession.start(new GoSession.StartSpec(binary, "[hop]", Path.of(System.getProperty("java.io.tmpdir")),
-                    open, List.of(), List.of(), 30_000, null));
+                    open, List.of(), List.of(), 30_000, null,
+                    Integer.getInteger("hop.socketBuffer", (int) (long) GoAgentOptions.GO_SOCKET_BUFFER_BYTES.defaultValue())));
             try {
                 outputs.checkSchema(SchemaIO.fromBytes(s.ready().outputSchema()));
                 LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();

@@ -25,7 +25,7 @@ class GoSessionTest {
     private GoSession.StartSpec spec(Path binary) {
         Messages.Open open = new Messages.Open("order-scoring", Map.of("go.batch.size", "4"), "job", "op", 0, 1, 128, 0, 127, 0,
                 new byte[0], 0);
-        return new GoSession.StartSpec(binary.toString(), "[test]", tmp, open, List.of(), List.of(), 30_000, null);
+        return new GoSession.StartSpec(binary.toString(), "[test]", tmp, open, List.of(), List.of(), 30_000, null, 4 << 20);
     }
 
     @Test

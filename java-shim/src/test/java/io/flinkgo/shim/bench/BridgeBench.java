@@ -54,7 +54,8 @@ import io.flinkgo.shim.GoAgents;
  * {@code bench.out} (a Markdown file for the table), {@code bench.profileDir} (if set, every
  * measured bridge run passes {@code go.cpuprofile=<dir>/go-<run>.pprof} to the Go processes),
  * {@code bench.options} (extra agent options for the bridge runs, {@code k=v,k=v}), {@code
- * bench.pipelines} ({@code map,bridge} by default), {@code bench.order} ({@code rounds}, the
+ * bench.pipelines} ({@code map,bridge} by default; {@code bridge@k=v;k=v} is the bridge with more
+ * agent options, so that two settings alternate in one JVM), {@code bench.order} ({@code rounds}, the
  * default: round r runs each pipeline once, back to back, in alternating order, and the table
  * also gives the ratio per round; {@code blocks}: all runs of one pipeline, then the next).
  */
@@ -254,14 +255,16 @@ public final class BridgeBench {
 
     static Result run(MiniCluster cluster, InMemoryReporter reporter, RssSampler sampler, String binary, String pipeline,
             int p, long rows, String tag) throws Exception {
-        String name = pipeline + "-p" + p + "-" + tag;
+        String name = pipeline.replaceAll("[^A-Za-z0-9.]+", "_") + "-p" + p + "-" + tag;
+        String[] variant = pipeline.split("@", 2); // bridge@k=v;k=v: the bridge with more options
         StreamExecutionEnvironment env = new TestStreamEnvironment(cluster, p);
         env.enableCheckpointing(10_000); // a realistic job checkpoints; 10 s keeps it out of the way
         DataGeneratorSource<Row> source = new DataGeneratorSource<>(Rows::row, rows, TYPE);
         KeyedStream<Row, String> keyed = env.fromSource(source, WatermarkStrategy.noWatermarks(), "rows")
                 .keyBy(r -> (String) r.getField(1), Types.STRING);
         GoAgentConfig.Builder config = GoAgentConfig.builder().binary(binary).set("go.agent", "passthrough");
-        for (String kv : System.getProperty("bench.options", "").split(",")) {
+        String extra = variant.length > 1 ? "," + variant[1].replace(';', ',') : "";
+        for (String kv : (System.getProperty("bench.options", "") + extra).split(",")) {
             if (!kv.isBlank()) {
                 String[] p2 = kv.split("=", 2);
                 config.set(p2[0].trim(), p2[1].trim());
@@ -320,9 +323,10 @@ public final class BridgeBench {
             if (r.pipeline().equals("map")) {
                 map = r;
             }
-            boolean bridge = r.pipeline().equals("bridge");
+            boolean bridge = r.pipeline().startsWith("bridge");
             b.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %s | %s | %s | %d MiB | %.1f + %.1f |%n",
-                    r.parallelism(), bridge ? "Go passthrough (bridge)" : "Flink map",
+                    r.parallelism(), !bridge ? "Flink map" : r.pipeline().equals("bridge") ? "Go passthrough (bridge)"
+                            : "Go passthrough (bridge, " + r.pipeline().substring("bridge@".length()) + ")",
                     r.rowsPerSecond(),
                     bridge && map != null ? String.format(Locale.ROOT, "**%.2f**", r.rowsPerSecond() / map.rowsPerSecond()) : "",
                     bridge ? String.format(Locale.ROOT, "%.1f (%.1f + %.1f)", r.mbPerSecond(),

@@ -210,7 +210,7 @@ SPECS: tuple[OptionSpec, ...] = (
     _s("go.binary", None,
        "The Go agent binary: an absolute path, or the name of a file registered in Flink's distributed cache. Required."),
     _s("go.agent", None, "Name of the agent to run. Unset (default): the binary's only agent; required when it has several."),
-    _i("go.batch.size", 1024, 1, 1 << 24, "Rows per DATA batch before it is sent. Default: 1024."),
+    _i("go.batch.size", 4096, 1, 1 << 24, "Rows per DATA batch before it is sent. Default: 4096."),
     _i("go.batch.bytes", 1 << 20, 1024, 64 << 20, "Approximate bytes per DATA batch before it is sent. Default: 1 MiB.",
        Kind.BYTES),
     _i("go.batch.timeout.ms", 10, 0, LONG_MAX,
@@ -218,6 +218,10 @@ SPECS: tuple[OptionSpec, ...] = (
     _i("go.credit.rows", 16384, 1, INT_MAX,
        "In-flight window: rows the operator may send that Go has not finished (Go grants it as credit). Default: 16384.",
        Kind.LONG),
+    _i("go.socket.buffer.bytes", 4 << 20, 0, 64 << 20,
+       "Send buffer (SO_SNDBUF) the operator asks for on its end of the socket, so that it can write a DATA"
+       " frame while Go is still reading the one before; the kernel caps it at net.core.wmem_max."
+       " 0 keeps the system's default. Default: 4 MiB.", Kind.BYTES),
     _i("go.memory.limit", None, 1 << 20, LONG_MAX, "Soft memory limit of the Go process (GOMEMLIMIT). Unset (default): none.",
        Kind.BYTES),
     _i("go.close.timeout.ms", 10_000, 0, LONG_MAX,

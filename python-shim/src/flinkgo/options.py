@@ -87,6 +87,7 @@ class GoAgentOptions:
         batch_bytes: int | str | None = None,
         batch_timeout_ms: int | None = None,
         credit_rows: int | None = None,
+        socket_buffer_bytes: int | str | None = None,
         memory_limit: int | str | None = None,
         close_timeout_ms: int | None = None,
         max_frame_bytes: int | str | None = None,

@@ -32,7 +32,7 @@ const (
 	OptMaxProcs       = "go.maxprocs"
 
 	defaultCreditRows     = 16384
-	defaultOutputRows     = 1024
+	defaultOutputRows     = 4096
 	defaultOutputBytes    = 1 << 20
 	defaultOutputLinger   = 1    // ms
 	defaultMetrics        = 1000 // ms
@@ -63,7 +63,7 @@ func Options() []OptionDoc {
 		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (the kafka* options; docs/kafka-store.md). Default: none."},
 		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Initial credit: input rows the operator may send that Go has not finished. Default: 16384."},
 		{OptMemoryLimit, "", "Soft memory limit of the Go process (GOMEMLIMIT), in bytes or with a unit: 512m, 2g, 1gb. Unset (default): none (the GOMEMLIMIT environment variable, if any)."},
-		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 1024."},
+		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 4096."},
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
 		{OptOutputLinger, strconv.Itoa(defaultOutputLinger), "Milliseconds an output row may wait for more rows to share its OUTPUT batch; 0 sends as soon as Go is idle. Default: 1."},
 		{OptMetrics, strconv.Itoa(defaultMetrics), "Milliseconds between two METRICS frames, which carry the runtime's and the action-state store's metrics to the Flink operator (one also follows every snapshot); 0 sends none (for an operator older than METRICS). At most 3600000. Default: 1000."},

@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows-python", type=int, default=20_000, help="orders for the Python KeyedProcessFunction run")
     p.add_argument("--customers", type=int, default=1000)
     p.add_argument("--parallelism", type=int, default=1)
-    p.add_argument("--batch-size", type=int, default=1024, help="go.batch.size")
+    p.add_argument("--batch-size", type=int, default=4096, help="go.batch.size")
     args = p.parse_args(argv)
     binary = os.path.realpath(args.binary)
 

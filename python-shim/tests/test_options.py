@@ -29,7 +29,7 @@ def test_every_option_is_a_keyword_argument() -> None:
 
 def test_defaults_and_typed_reads() -> None:
     o = GoAgentOptions()
-    assert o.get("go.batch.size") == 1024
+    assert o.get("go.batch.size") == 4096
     assert o.get("go.batch.bytes") == 1 << 20
     assert o.get("retry-wait-interval") == timedelta(seconds=1)
     assert o.get("kafkaActionStateTombstoneEnabled") is False

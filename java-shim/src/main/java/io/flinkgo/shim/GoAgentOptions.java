@@ -76,8 +76,8 @@ public final class GoAgentOptions {
             "Name of the agent to run. Unset (default): the binary's only agent; required when it has several.");
 
     public static final AgentOption<Integer> GO_BATCH_SIZE = AgentOption.integer(
-            "go.batch.size", 1024, 1, 1 << 24,
-            "Rows per DATA batch before it is sent. Default: 1024.");
+            "go.batch.size", 4096, 1, 1 << 24,
+            "Rows per DATA batch before it is sent. Default: 4096.");
 
     public static final AgentOption<Long> GO_BATCH_BYTES = AgentOption.bytes(
             "go.batch.bytes", 1L << 20, 1024, 64L << 20,

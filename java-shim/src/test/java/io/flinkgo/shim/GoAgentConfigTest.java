@@ -61,7 +61,7 @@ class GoAgentConfigTest {
         assertEquals("true", wire.get("kafkaActionStateTombstoneEnabled"));
         assertEquals("retry", wire.get("error-handling-strategy"));
         assertEquals("268435456", wire.get("go.memory.limit"));
-        assertEquals("1024", wire.get("go.batch.size"), "defaults are passed too");
+        assertEquals("4096", wire.get("go.batch.size"), "defaults are passed too");
         assertFalse(wire.containsKey("num-async-threads"), "unset options without default are not passed");
     }
 

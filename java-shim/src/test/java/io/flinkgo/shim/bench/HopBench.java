@@ -132,7 +132,7 @@ public final class HopBench {
             }
             inputs[i] = Row.of((long) i, customers[(i * 7919) % customers.length], new String(c));
         }
-        int batchRows = Integer.parseInt(options.getOrDefault("go.batch.size", "1024"));
+        int batchRows = Integer.parseInt(options.getOrDefault("go.batch.size", String.valueOf(GoAgentOptions.GO_BATCH_SIZE.defaultValue())));
         long batchBytes = Long.parseLong(options.getOrDefault("go.batch.bytes", String.valueOf(1L << 20)));
 
         try (RootAllocator alloc = new RootAllocator(1L << 30);

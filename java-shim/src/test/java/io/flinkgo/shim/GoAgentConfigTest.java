@@ -25,7 +25,8 @@ class GoAgentConfigTest {
     @Test
     void defaults() {
         GoAgentConfig c = base().build();
-        assertEquals(1024, c.get(GoAgentOptions.GO_BATCH_SIZE));
+        assertEquals(4096, c.get(GoAgentOptions.GO_BATCH_SIZE));
+        assertEquals(4L << 20, c.get(GoAgentOptions.GO_SOCKET_BUFFER_BYTES));
         assertEquals(1L << 20, c.get(GoAgentOptions.GO_BATCH_BYTES));
         assertEquals(10L, c.get(GoAgentOptions.GO_BATCH_TIMEOUT_MS));
         assertEquals("fail", c.get(GoAgentOptions.ERROR_HANDLING_STRATEGY));

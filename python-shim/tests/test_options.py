@@ -36,7 +36,7 @@ def test_defaults_and_typed_reads() -> None:
     assert o.get("error-handling-strategy") == "fail"
     assert o.get("actionStateStoreBackend") is None
     assert o.get("go.binary") is None
-    assert o.batch_size == 1024 and o.max_retries == 3
+    assert o.batch_size == 4096 and o.max_retries == 3
     assert o.to_dict() == {}
 
 

@@ -34,6 +34,8 @@ public final class Channel implements AutoCloseable {
      *     thread sat in the write until Go had read most of it: about half its time in a job at
      *     p=1, with neither side's CPU busy. A buffer of a few frames lets it go on with the next
      *     batch; the credit window still bounds what is in flight.
+     * @throws IOException if the buffer cannot be set; {@code ch} is left to the caller to close,
+     *     as on {@link IllegalArgumentException}
      */
     public Channel(SocketChannel ch, int maxFrame, int sendBuffer) throws IOException {
         this.ch = ch;
@@ -45,7 +47,6 @@ public final class Channel implements AutoCloseable {
             try {
                 ch.setOption(StandardSocketOptions.SO_SNDBUF, sendBuffer);
             } catch (IOException e) {
-                ch.close();
                 throw new IOException("setting the socket's send buffer to " + sendBuffer + " bytes (go.socket.buffer.bytes) failed: "
                         + e.getMessage() + "; set it to 0 to keep the system's default", e);
             }

@@ -91,12 +91,18 @@ public final class GoSession implements AutoCloseable {
                 p.awaitExit(1000);
                 throw new GoProcessException("the Go process exited before connecting (" + p.describeWithStderr() + ")");
             }
-            channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME),
-                    spec.socketBufferBytes());
+            try {
+                channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME),
+                        spec.socketBufferBytes());
+            } catch (IOException | RuntimeException e) {
+                sc.close();
+                throw e;
+            }
+            int sendBuffer = channel.sendBufferBytes();
             long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
             GoSession s = handshake(spec, token, p, server, channel, left);
             LOG.info("{} Go process pid {} is ready (runtime {}, initial credit {} rows, socket send buffer {} bytes)",
-                    spec.logPrefix(), p.pid(), s.hello.runtime(), s.ready.credit(), channel.sendBufferBytes());
+                    spec.logPrefix(), p.pid(), s.hello.runtime(), s.ready.credit(), sendBuffer);
             return s;
         } catch (Exception e) {
             if (channel != null) {

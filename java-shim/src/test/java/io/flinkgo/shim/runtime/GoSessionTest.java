@@ -23,9 +23,23 @@ class GoSessionTest {
     Path tmp;
 
     private GoSession.StartSpec spec(Path binary) {
+        return spec(binary, 4 << 20);
+    }
+
+    private GoSession.StartSpec spec(Path binary, int socketBuffer) {
         Messages.Open open = new Messages.Open("order-scoring", Map.of("go.batch.size", "4"), "job", "op", 0, 1, 128, 0, 127, 0,
                 new byte[0], 0);
-        return new GoSession.StartSpec(binary.toString(), "[test]", tmp, open, List.of(), List.of(), 30_000, null, 4 << 20);
+        return new GoSession.StartSpec(binary.toString(), "[test]", tmp, open, List.of(), List.of(), 30_000, null, socketBuffer);
+    }
+
+    @Test
+    void badSocketBufferFailsTheStartAndLeavesNothingBehind() throws Exception {
+        Path bin = FakeBinary.write(tmp, "fake-ok", Map.of());
+        GoProcessException e = assertThrows(GoProcessException.class, () -> GoSession.start(spec(bin, -1)));
+        assertTrue(e.getMessage().contains("socket send buffer must be >= 0 bytes, got -1"), e.getMessage());
+        try (var dirs = Files.list(tmp)) {
+            assertFalse(dirs.anyMatch(p -> p.getFileName().toString().startsWith("flinkgo-")), "socket dir removed");
+        }
     }
 
     @Test

@@ -70,6 +70,7 @@ public final class GoSession implements AutoCloseable {
     public static GoSession start(StartSpec spec) throws Exception {
         SocketServer server = SocketServer.listen(spec.baseDir());
         GoProcess process = null;
+        SocketChannel sc = null;
         Channel channel = null;
         try {
             byte[] tokenBytes = new byte[Protocol.TOKEN_BYTES];
@@ -86,18 +87,13 @@ public final class GoSession implements AutoCloseable {
             process = GoProcess.start(spec.binary(), List.of(), env, server.directory().toFile(), spec.logPrefix());
             final GoProcess p = process;
             long deadline = System.nanoTime() + spec.startupTimeoutMillis() * 1_000_000L;
-            SocketChannel sc = server.accept(spec.startupTimeoutMillis(), p::isAlive);
+            sc = server.accept(spec.startupTimeoutMillis(), p::isAlive);
             if (sc == null) {
                 p.awaitExit(1000);
                 throw new GoProcessException("the Go process exited before connecting (" + p.describeWithStderr() + ")");
             }
-            try {
-                channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME),
-                        spec.socketBufferBytes());
-            } catch (IOException | RuntimeException e) {
-                sc.close();
-                throw e;
-            }
+            channel = new Channel(sc, (int) (spec.open().maxFrame() > 0 ? spec.open().maxFrame() : io.flinkgo.shim.wire.Frames.DEFAULT_MAX_FRAME),
+                    spec.socketBufferBytes());
             int sendBuffer = channel.sendBufferBytes();
             long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
             GoSession s = handshake(spec, token, p, server, channel, left);
@@ -107,6 +103,8 @@ public final class GoSession implements AutoCloseable {
         } catch (Exception e) {
             if (channel != null) {
                 channel.close();
+            } else if (sc != null) {
+                sc.close(); // the Channel was not made (a bad send buffer)
             }
             if (process != null) {
                 process.kill();

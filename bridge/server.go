@@ -235,12 +235,12 @@ func (s *server) handshake() error {
 	if len(sections) > 0 {
 		s.log.Info("restored", "checkpoint", s.cpID, "key_groups", len(sections), "keys", s.core.Stats().Keys, "inputs", s.debt)
 	}
-	ready := &Ready{OutputSchema: s.ob.SchemaMessage(), Credit: int64(s.set.creditRows)}
+	ready := &Ready{OutputSchema: s.ob.SchemaMessage(), Credit: s.set.initialCredit()}
 	if err := s.send(ready); err != nil {
 		return err
 	}
 	s.log.Info("ready", "key_groups", fmt.Sprintf("%d..%d", open.KeyGroupStart, open.KeyGroupEnd),
-		"attempt", open.Attempt, "credit", s.set.creditRows, "num_async_threads", s.set.workers, "tasks_in_flight", s.set.core.MaxConcurrency, "store", s.set.backend)
+		"attempt", open.Attempt, "credit", ready.Credit, "credit_rows", s.set.creditRows, "credit_bytes", s.set.creditBytes, "num_async_threads", s.set.workers, "tasks_in_flight", s.set.core.MaxConcurrency, "store", s.set.backend)
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 const (
 	OptStoreBackend   = "actionStateStoreBackend"
 	OptCreditRows     = "go.credit.rows"
+	OptCreditBytes    = "go.credit.bytes"
 	OptMemoryLimit    = "go.memory.limit"
 	OptOutputRows     = "go.output.rows"
 	OptOutputBytes    = "go.output.bytes"
@@ -31,7 +32,11 @@ const (
 	OptGCMinHeap      = "go.gc.min.heap"
 	OptMaxProcs       = "go.maxprocs"
 
-	defaultCreditRows     = 16384
+	defaultCreditRows  = 16384
+	defaultCreditBytes = 32 << 20
+	// initialCreditRows caps READY's credit: before the first DATA, Go
+	// does not know how big a row is (see creditWindow).
+	initialCreditRows     = 1024
 	defaultOutputRows     = 4096
 	defaultOutputBytes    = 1 << 20
 	defaultOutputLinger   = 1    // ms
@@ -61,7 +66,8 @@ func Options() []OptionDoc {
 		{OptTasksPerThread, strconv.Itoa(defaultTasksPerThread), "Action executions (of different keys) handed to the worker pool at once, per worker: a worker takes the next one without waiting for the runtime to hand it out, and waiting ones run in order as workers free up; 1 hands out only as many as there are workers. At most 1024. Default: 16."},
 		{operator.OptJobIdentifier, "", "Stable identity of the job: seeds the event ids that key action-state records. Unset (default): the operator id. Keep it across restarts and savepoints."},
 		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (the kafka* options; docs/kafka-store.md). Default: none."},
-		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Initial credit: input rows the operator may send that Go has not finished. Default: 16384."},
+		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Credit window in rows: input rows the operator may have sent, or may send, that Go has not finished. READY grants at most 1024 of them; the window opens once Go has seen the size of the rows (go.credit.bytes). Default: 16384."},
+		{OptCreditBytes, "32m", "Credit window in bytes: Go keeps the rows it may receive but has not finished under about this many bytes of DATA (bytes or with a unit: 32m), by the average row of the latest DATA frame, at least one row. The smaller of this and go.credit.rows applies. Default: 32m."},
 		{OptMemoryLimit, "", "Soft memory limit of the Go process (GOMEMLIMIT), in bytes or with a unit: 512m, 2g, 1gb. Unset (default): none (the GOMEMLIMIT environment variable, if any)."},
 		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 4096."},
 		{OptOutputBytes, strconv.Itoa(defaultOutputBytes), "Approximate bytes per OUTPUT batch at most. Default: 1048576 (1 MiB)."},
@@ -80,6 +86,7 @@ type settings struct {
 	kafka       []statestore.KafkaOpt  // backend kafka: the store's options
 	backend     string
 	creditRows  int
+	creditBytes int64
 	memoryLimit int64 // 0: unset
 	outRows     int
 	outBytes    int
@@ -95,7 +102,7 @@ type settings struct {
 // The error names the option and what is accepted; the caller sends it as
 // ERROR.
 func parseSettings(open *Open) (*settings, error) {
-	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows, gcMinHeap: defaultGCMinHeap,
+	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows, creditBytes: defaultCreditBytes, gcMinHeap: defaultGCMinHeap,
 		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger, metricsMs: defaultMetrics}
 	perThread := defaultTasksPerThread
 	rest, err := s.core.ApplyOptions(open.Options)
@@ -116,6 +123,14 @@ func parseSettings(open *Open) (*settings, error) {
 			s.backend = strings.ToLower(v)
 		case k == OptCreditRows:
 			s.creditRows, err = positiveInt(k, v)
+		case k == OptCreditBytes:
+			s.creditBytes, err = ParseBytes(v)
+			if err == nil && s.creditBytes < 1 {
+				err = fmt.Errorf("must be at least 1 byte")
+			}
+			if err != nil {
+				err = fmt.Errorf("bridge: option %s=%q: %w", k, v, err)
+			}
 		case k == OptOutputRows:
 			s.outRows, err = positiveInt(k, v)
 		case k == OptOutputBytes:

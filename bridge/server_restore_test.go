@@ -75,9 +75,10 @@ func TestServeRestoreReRunsInFlight(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("after restore: %v, want %v", got, want)
 	}
-	// The two restored inputs do not earn credit: only the new row does.
-	if c.credit != 1 || rd.Credit != defaultCreditRows {
-		t.Fatalf("credit %d (READY %d), want 1", c.credit, rd.Credit)
+	// The two restored inputs do not earn credit: READY's credit and what
+	// followed, less the one row sent, is the window, nothing more.
+	if rd.Credit != initialCreditRows || rd.Credit+c.credit-1 != defaultCreditRows {
+		t.Fatalf("credit %d (READY %d), want %d (READY %d)", c.credit, rd.Credit, defaultCreditRows-initialCreditRows+1, initialCreditRows)
 	}
 	j2.send(&Close{})
 	if err := j2.wait(); err != nil {

@@ -42,8 +42,8 @@ func TestServeOrderScoring(t *testing.T) {
 	opts := map[string]string{"num-async-threads": "4", "go.batch.size": "1024", "kafkaBootstrapServers": "localhost:9092"}
 	j := startOrders(t)
 	rd := j.handshake(j.defaultOpen(orderscoring.AgentName, opts), nil, nil)
-	if rd.Credit != defaultCreditRows {
-		t.Fatalf("READY credit %d, want %d", rd.Credit, defaultCreditRows)
+	if rd.Credit != initialCreditRows {
+		t.Fatalf("READY credit %d, want %d", rd.Credit, initialCreditRows)
 	}
 	if _, err := arrowio.ReadSchemaMessage(rd.OutputSchema); err != nil {
 		t.Fatalf("READY output_schema: %v", err)
@@ -91,8 +91,11 @@ func TestServeOrderScoring(t *testing.T) {
 	if !reflect.DeepEqual(all, want) {
 		t.Fatalf("outputs of batches 2 and 3:\n got %v\nwant %v", all, want)
 	}
-	if credit != 10 {
-		t.Fatalf("credit granted %d, want 10 (one per finished input)", credit)
+	// READY's credit and every grant, less the 10 rows sent, come to the
+	// window: each finished input earned its row back, and the first DATA
+	// opened the window.
+	if rd.Credit+credit-10 != defaultCreditRows {
+		t.Fatalf("credit granted %d after READY's %d, want %d (the window, plus one per finished input)", credit, rd.Credit, defaultCreditRows-rd.Credit+10)
 	}
 	j.send(&Close{})
 	if err := j.wait(); err != nil {
@@ -117,7 +120,7 @@ func TestServeOrderScoring(t *testing.T) {
 		t.Fatalf("snapshot has %d sections, want 3 (key groups 5, 9, 100)", len(restore))
 	}
 	j2 := startOrders(t)
-	j2.handshake(j2.defaultOpen(orderscoring.AgentName, opts), restore, [][]byte{last.Marker})
+	rd2 := j2.handshake(j2.defaultOpen(orderscoring.AgentName, opts), restore, [][]byte{last.Marker})
 	j2.data(batch3...)
 	j2.send(&EndInput{})
 	c = j2.collect(FrameEndAck)
@@ -125,9 +128,9 @@ func TestServeOrderScoring(t *testing.T) {
 		t.Fatalf("restored server:\n got %v\nwant %v", g, w)
 	}
 	// Credit: the restored inputs were not sent as DATA by this operator,
-	// so only batch 3 earns credit.
-	if c.credit != int64(len(batch3)) {
-		t.Fatalf("restored server granted %d credit, want %d", c.credit, len(batch3))
+	// so only batch 3 earns credit (beyond the window's opening).
+	if rd2.Credit+c.credit-int64(len(batch3)) != defaultCreditRows {
+		t.Fatalf("restored server granted %d credit after READY's %d, want %d", c.credit, rd2.Credit, defaultCreditRows-rd2.Credit+int64(len(batch3)))
 	}
 	j2.send(&Close{})
 	if err := j2.wait(); err != nil {

@@ -224,6 +224,13 @@ func (w *writer) run() {
 			w.err = w.flush()
 			return
 		}
+		if w.credit > 0 && w.linger > 0 {
+			// Credit does not linger: the operator may be waiting for it.
+			if err := w.sendCredit(); err != nil {
+				w.fail(err)
+				return
+			}
+		}
 		if w.rows == 0 && w.credit == 0 {
 			continue
 		}
@@ -430,6 +437,20 @@ func (w *writer) drain() error {
 			return err
 		}
 		w.credit = 0
+	}
+	return nil
+}
+
+// sendCredit sends the credit not yet sent, ahead of the pending rows
+// (protocol.md allows CREDIT to pass the outputs of the inputs that earned
+// it), and flushes the socket buffer.
+func (w *writer) sendCredit() error {
+	if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
+		return err
+	}
+	w.credit = 0
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("bridge: writing to the operator: %w", err)
 	}
 	return nil
 }

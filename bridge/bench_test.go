@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -225,4 +226,68 @@ func benchOpts(b *testing.B, opts map[string]string) {
 		}
 		opts[name] = v
 	}
+}
+
+// BenchmarkHeldDataMemory measures what a subtask's Go side holds when its
+// action is stalled (a slow model call, say) and the operator sends all the
+// credit lets it: 16 KiB rows, sent in 64-row DATA frames while there is
+// credit, until no more comes for 200 ms. It reports the rows and the
+// DATA bytes held then, and the Go heap in use (after a GC), for the
+// default window and for go.credit.bytes so large that only
+// go.credit.rows binds (the window before go.credit.bytes existed).
+// One op is one such run.
+func BenchmarkHeldDataMemory(b *testing.B) {
+	for _, c := range []struct{ name, bytes string }{{"default", ""}, {"rows-only", "1t"}} {
+		b.Run(c.name, func(b *testing.B) {
+			var rows, dataBytes, heap int64
+			for i := 0; i < b.N; i++ {
+				rows, dataBytes, heap = heldDataRun(b, c.bytes)
+			}
+			b.ReportMetric(float64(rows), "rows-held")
+			b.ReportMetric(float64(dataBytes)/(1<<20), "DATA-MiB-held")
+			b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
+		})
+	}
+}
+
+func heldDataRun(b *testing.B, creditBytes string) (rows, dataBytes, heap int64) {
+	gate := make(chan struct{})
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{holdAgent(gate)}}, holdCols)
+	opts := map[string]string{}
+	if creditBytes != "" {
+		opts[OptCreditBytes] = creditBytes
+	}
+	credit := j.handshake(j.defaultOpen("hold", opts), nil, nil).Credit
+	const perFrame = 64
+	for {
+		for credit >= perFrame {
+			j.data(holdRows(int(rows), perFrame, 16<<10)...)
+			rows += perFrame
+			credit -= perFrame
+		}
+		_ = j.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		f, err := ReadFrame(j.br, 0, nil)
+		if err != nil {
+			break // no more credit: the window is full
+		}
+		if f.Type == FrameCredit {
+			m, _ := DecodeControl(f)
+			credit += m.(*Credit).Rows
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap = int64(ms.HeapInuse)
+	dataBytes = rows * (16<<10 + 16) // payload, key and offsets, about
+	close(gate)
+	j.send(&EndInput{})
+	if got := j.collect(FrameEndAck); int64(len(got.rows)) != rows {
+		b.Fatalf("%d rows out, want %d", len(got.rows), rows)
+	}
+	j.send(&Close{})
+	if err := j.wait(); err != nil {
+		b.Fatal(err)
+	}
+	return rows, dataBytes, heap
 }

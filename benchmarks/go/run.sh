@@ -15,7 +15,8 @@ run go test -run '^$' -bench 'Cut1M|Restore1M' -benchtime 3x ./operator/
 run go test -run '^$' -bench '1M' -benchtime 3x ./snapshot/
 run go test -run '^$' -bench . -benchtime 200000x ./statestore/
 run go test -run '^$' -bench . -benchtime 2000x ./arrowio/
-run go test -run '^$' -bench . -benchtime 2000x ./bridge/
+run go test -run '^$' -bench 'ServePassThrough|CoreOnlyPass|ServeKafka' -benchtime 2000x ./bridge/
+run go test -run '^$' -bench 'HeldDataMemory' -benchtime 3x ./bridge/
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 {

@@ -234,7 +234,7 @@ public final class BatchWriter implements AutoCloseable {
      * {@link VarWidthAppender}, its offset) before the batch is encoded, and the encoder reads
      * nothing past the last row, so the data and offset buffers need not be cleared. Arrow's
      * {@code reset} zeroes all of them; for 4096 rows of 200 bytes that is more than 1 MB of
-     * memset per batch, 3.6 % of the driving thread's CPU samples in HopBench. Other vectors
+     * memset per batch, 3.8 % of the driving thread's CPU samples in HopBench. Other vectors
      * (lists, structs, whose children Arrow writes) are reset as Arrow does it.
      */
     static void clearForReuse(FieldVector v) {

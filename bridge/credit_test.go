@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,6 +143,51 @@ func TestServeCreditDoesNotLinger(t *testing.T) {
 	got := j.collect(FrameEndAck)
 	if len(got.rows) != 3 || got.credit != 0 {
 		t.Fatalf("at the end: %d rows, %d more credit; want 3 rows, no more credit", len(got.rows), got.credit)
+	}
+	j.send(&Close{})
+	if err := j.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeCreditWindowOfOneRow: a window of one row (every row larger
+// than go.credit.bytes) still moves. Once READY's credit is spent, the
+// operator holds credit for one row at a time: it sends the row, waits for
+// its credit, sends the next.
+func TestServeCreditWindowOfOneRow(t *testing.T) {
+	j := startServe(t, ServerConfig{Agents: []*operator.Agent{echoAgent(0)}}, echoCols)
+	credit := j.handshake(j.defaultOpen("echo", map[string]string{OptCreditBytes: "1"}), nil, nil).Credit
+	mk := func(i int) row {
+		k := fmt.Sprintf("k%d", i%50)
+		return row{kg: int32(i % 128), key: k, ts: int64(i), values: []any{k, int64(i)}}
+	}
+	var first []row
+	for i := int64(0); i < credit; i++ {
+		first = append(first, mk(int(i)))
+	}
+	j.data(first...) // READY's credit, spent at once
+	sent, out := len(first), 0
+	for ; sent < len(first)+20; sent++ {
+		credit = 0
+		for credit == 0 {
+			f := j.next()
+			switch f.Type {
+			case FrameCredit:
+				m, _ := DecodeControl(f)
+				credit += m.(*Credit).Rows
+			case FrameOutput:
+				out += len(decodeOutput(t, f.Payload))
+			}
+		}
+		if credit != 1 {
+			t.Fatalf("before row %d the operator got %d rows of credit; the window is one row", sent, credit)
+		}
+		j.data(mk(sent))
+	}
+	j.send(&EndInput{})
+	got := j.collect(FrameEndAck)
+	if out+len(got.rows) != sent || got.credit != 1 {
+		t.Fatalf("%d rows out and %d credit at the end, want %d and 1", out+len(got.rows), got.credit, sent)
 	}
 	j.send(&Close{})
 	if err := j.wait(); err != nil {

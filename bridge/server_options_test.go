@@ -71,7 +71,7 @@ func TestParseSettings(t *testing.T) {
 		"max-retries=-1": "max-retries", "frobnicate=1": `"frobnicate"`, "go.output.bytes=lots": "go.output.bytes",
 		"go.metrics.interval.ms=-1": "go.metrics.interval.ms", "go.metrics.interval.ms=3600001": "3600000",
 		"go.metrics.interval.ms=1s": "whole number of milliseconds",
-		"go.credit.bytes=0": "at least 1 byte", "go.credit.bytes=lots": "go.credit.bytes",
+		"go.credit.bytes=0":         "at least 1 byte", "go.credit.bytes=lots": "go.credit.bytes",
 	} {
 		kv := strings.SplitN(opt, "=", 2)
 		if _, err := parseSettings(&Open{Agent: "echo", Options: map[string]string{kv[0]: kv[1]}}); err == nil || !strings.Contains(err.Error(), part) {

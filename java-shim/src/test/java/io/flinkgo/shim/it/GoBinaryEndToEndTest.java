@@ -129,10 +129,16 @@ class GoBinaryEndToEndTest {
 
     /** Runs order-scoring on n orders with FailOnce behind the agent; returns the committed rows. */
     private static List<String> orderScoringRun(MiniCluster cluster, String name, long n, boolean fail) throws Exception {
+        return orderScoringRun(cluster, name, n, fail, Map.of());
+    }
+
+    private static List<String> orderScoringRun(MiniCluster cluster, String name, long n, boolean fail,
+            Map<String, String> options) throws Exception {
         CommittingCollector.reset(name);
         StreamExecutionEnvironment env = env(2, fail, 100);
         DataStream<Row> scored = GoAgents.connect(AgentJobTestBase.orders(env, n, 400),
-                GoAgentConfig.builder().binary(binary("flinkgo.binary", "the order-scoring binary")).build()).uid("agent");
+                GoAgentConfig.builder().binary(binary("flinkgo.binary", "the order-scoring binary")).setAll(options).build())
+                .uid("agent");
         CommittingCollector.addTo(scored.map(new FailOnce(name, fail)).returns(scored.getType()).uid("fail-once"), name);
         JobClient job = env.executeAsync(name);
         job.getJobExecutionResult().get();
@@ -162,6 +168,21 @@ class GoBinaryEndToEndTest {
         assertEquals(failed.size(), new TreeSet<>(failed).size(), "duplicates after the restart");
         assertEquals(new TreeSet<>(clean), new TreeSet<>(failed), "rows after a restart differ from a failure-free run");
         AgentJobTestBase.assertExactlyOnce(n, CommittingCollector.committed("e2e-fail-once"));
+    }
+
+    /**
+     * {@code go.credit.bytes=1}: every row is larger than the window, so once READY's 1024 rows of
+     * credit are spent each subtask sends one row, waits for its CREDIT and sends the next. The job
+     * still produces exactly the rows of a run with the default window.
+     */
+    @Test
+    void aCreditWindowOfOneRowProducesTheRowsOfTheDefaultWindow(@InjectMiniCluster MiniCluster cluster) throws Exception {
+        long n = 3000; // about 1500 per subtask: 1024 on READY's credit, the rest one at a time
+        List<String> plain = orderScoringRun(cluster, "e2e-credit-default", n, false);
+        List<String> oneRow = orderScoringRun(cluster, "e2e-credit-one-row", n, false, Map.of("go.credit.bytes", "1"));
+        assertEquals(n, plain.size(), "default window");
+        assertEquals(n, oneRow.size(), "window of one row");
+        assertEquals(new TreeSet<>(plain), new TreeSet<>(oneRow), "a window of one row changed the rows");
     }
 
     // ---- b. a slow action stalls neither other keys nor checkpoints, but holds the watermark ----

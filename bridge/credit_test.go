@@ -36,7 +36,7 @@ func holdRows(from, n, payload int) []row {
 	return rows
 }
 
-// TestServeCreditWindowOpensAtFirstData: READY grants a few rows only;
+// TestServeCreditWindowOpensAtFirstData: READY grants 1024 rows only;
 // the first DATA of small rows opens the window to go.credit.rows at once,
 // before any of its inputs has finished.
 func TestServeCreditWindowOpensAtFirstData(t *testing.T) {

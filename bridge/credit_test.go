@@ -169,16 +169,7 @@ func TestServeCreditWindowOfOneRow(t *testing.T) {
 	sent, out := len(first), 0
 	for ; sent < len(first)+20; sent++ {
 		credit = 0
-		for credit == 0 {
-			f := j.next()
-			switch f.Type {
-			case FrameCredit:
-				m, _ := DecodeControl(f)
-				credit += m.(*Credit).Rows
-			case FrameOutput:
-				out += len(decodeOutput(t, f.Payload))
-			}
-		}
+		out += j.awaitCredit(&credit, 1)
 		if credit != 1 {
 			t.Fatalf("before row %d the operator got %d rows of credit; the window is one row", sent, credit)
 		}

@@ -184,16 +184,7 @@ func TestServeKeepsLentStrings(t *testing.T) {
 			credit := rd.Credit
 			sent, got := 0, 0
 			for b := 0; b < batches; b++ {
-				for credit < per {
-					f := j.next()
-					switch f.Type {
-					case FrameCredit:
-						m, _ := DecodeControl(f)
-						credit += m.(*Credit).Rows
-					case FrameOutput:
-						got += len(decodeOutput(t, f.Payload))
-					}
-				}
+				got += j.awaitCredit(&credit, per)
 				rows := make([]row, per)
 				for i := range rows {
 					n := int64(b) // one value per batch: even batches lend

@@ -216,6 +216,27 @@ func (j *fakeJVM) data(rows ...row) {
 	j.writeRaw(append(AppendFrameHeader(nil, FrameData, len(b)), b...))
 }
 
+// awaitCredit reads frames until *credit reaches min, adding every CREDIT
+// to it, and returns how many OUTPUT rows came meanwhile (other frames are
+// skipped).
+func (j *fakeJVM) awaitCredit(credit *int64, min int64) (outRows int) {
+	j.t.Helper()
+	for *credit < min {
+		f := j.next()
+		switch f.Type {
+		case FrameCredit:
+			m, err := DecodeControl(f)
+			if err != nil {
+				j.t.Fatal(err)
+			}
+			*credit += m.(*Credit).Rows
+		case FrameOutput:
+			outRows += len(decodeOutput(j.t, f.Payload))
+		}
+	}
+	return outRows
+}
+
 // collected is what the fake JVM read from Go.
 type collected struct {
 	rows    [][]any // OUTPUT rows, in order, _ts first

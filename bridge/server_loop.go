@@ -267,24 +267,6 @@ func (l *loop) refill() {
 	l.pending = append(l.pending, outItem{kind: outCredit, n: give})
 }
 
-// creditWindow is the credit window for rows of rowBytes bytes each: as
-// many as fit in go.credit.bytes, at least one, at most go.credit.rows.
-//
-// Design note: a window in rows alone let Go hold go.credit.rows times the
-// row size, 256 MiB of DATA for 16 KiB rows at the default, waiting for a
-// slow action; HopBench moved 16 KiB rows as fast with 1024 rows of credit
-// as with 16384 (docs/design-decisions.md, "The credit window is bounded in
-// bytes too").
-func (s *settings) creditWindow(rowBytes int64) int64 {
-	w := s.creditBytes / max(rowBytes, 1)
-	return min(max(w, 1), int64(s.creditRows))
-}
-
-// initialCredit is READY's credit: the window before Go has seen a row.
-func (s *settings) initialCredit() int64 {
-	return min(int64(s.creditRows), initialCreditRows)
-}
-
 // flushPending hands the pending items to the writer.
 func (l *loop) flushPending() {
 	if len(l.pending) > 0 {

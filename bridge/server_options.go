@@ -98,6 +98,24 @@ type settings struct {
 	maxProcs    int    // go.maxprocs; 0: unset
 }
 
+// creditWindow is the credit window for rows of rowBytes bytes each: as
+// many as fit in go.credit.bytes, at least one, at most go.credit.rows.
+//
+// Design note: a window in rows alone let Go hold go.credit.rows times the
+// row size, 256 MiB of DATA for 16 KiB rows at the default, waiting for a
+// slow action; HopBench moved 16 KiB rows as fast with 1024 rows of credit
+// as with 16384 (docs/design-decisions.md, "The credit window is bounded in
+// bytes too").
+func (s *settings) creditWindow(rowBytes int64) int64 {
+	w := s.creditBytes / max(rowBytes, 1)
+	return min(max(w, 1), int64(s.creditRows))
+}
+
+// initialCredit is READY's credit: the window before Go has seen a row.
+func (s *settings) initialCredit() int64 {
+	return min(int64(s.creditRows), initialCreditRows)
+}
+
 // parseSettings builds the core config and the server settings from OPEN.
 // The error names the option and what is accepted; the caller sends it as
 // ERROR.

@@ -432,12 +432,18 @@ func (w *writer) drain() error {
 	if err := w.flushRows(); err != nil {
 		return err
 	}
-	if w.credit > 0 {
-		if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
-			return err
-		}
-		w.credit = 0
+	return w.writeCredit()
+}
+
+// writeCredit writes the credit not yet sent into the socket buffer.
+func (w *writer) writeCredit() error {
+	if w.credit == 0 {
+		return nil
 	}
+	if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
+		return err
+	}
+	w.credit = 0
 	return nil
 }
 
@@ -445,10 +451,9 @@ func (w *writer) drain() error {
 // (protocol.md allows CREDIT to pass the outputs of the inputs that earned
 // it), and flushes the socket buffer.
 func (w *writer) sendCredit() error {
-	if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
+	if err := w.writeCredit(); err != nil {
 		return err
 	}
-	w.credit = 0
 	if err := w.bw.Flush(); err != nil {
 		return fmt.Errorf("bridge: writing to the operator: %w", err)
 	}

@@ -238,14 +238,10 @@ public final class BatchWriter implements AutoCloseable {
      * (lists, structs, whose children Arrow writes) are reset as Arrow does it.
      */
     static void clearForReuse(FieldVector v) {
-        if (v instanceof BaseFixedWidthVector f) {
-            ArrowBuf validity = f.getValidityBuffer();
+        if (v instanceof BaseFixedWidthVector || v instanceof BaseVariableWidthVector) {
+            ArrowBuf validity = v.getValidityBuffer();
             validity.setZero(0, validity.capacity());
-            f.setValueCount(0);
-        } else if (v instanceof BaseVariableWidthVector w) {
-            ArrowBuf validity = w.getValidityBuffer();
-            validity.setZero(0, validity.capacity());
-            w.setValueCount(0);
+            v.setValueCount(0);
         } else {
             v.reset();
         }

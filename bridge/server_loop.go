@@ -270,9 +270,7 @@ func (l *loop) refill() {
 // flushPending hands the pending items to the writer.
 func (l *loop) flushPending() {
 	if len(l.pending) > 0 {
-		l.w.q.push(l.pending)
-		clear(l.pending)
-		l.pending = l.pending[:0]
+		l.pending = l.w.q.push(l.pending)
 	}
 }
 

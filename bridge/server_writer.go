@@ -138,16 +138,31 @@ type outQueue struct {
 
 func newOutQueue() *outQueue { return &outQueue{notify: make(chan struct{}, 1)} }
 
-// push appends items (copied) for the writer. Run loop only (the core
-// goroutine).
-func (q *outQueue) push(items []outItem) {
+// push hands items to the writer and returns an empty slice for the
+// caller's next items. Run loop only (the core goroutine).
+//
+// Design note: when the writer has taken everything (the usual case), the
+// slice itself changes hands, and the caller gets back the buffer the
+// writer returned with its last take, which the writer has cleared.
+// Copying a batch's worth of items (4096 of about 100 bytes, with write
+// barriers) and clearing them on both sides was 7 % of the Go process's CPU
+// in the pass-through benchmark.
+func (q *outQueue) push(items []outItem) []outItem {
 	q.mu.Lock()
-	q.items = append(q.items, items...)
+	var next []outItem
+	if len(q.items) == 0 {
+		q.items, next = items, q.items[:0]
+	} else {
+		q.items = append(q.items, items...)
+		clear(items)
+		next = items[:0]
+	}
 	if q.core != nil {
 		q.stats = q.core.Stats()
 	}
 	q.mu.Unlock()
 	q.wake()
+	return next
 }
 
 // coreStats returns the core's counters as of the last push.
@@ -172,8 +187,9 @@ func (q *outQueue) wake() {
 	}
 }
 
-// take returns the queued items, giving buf to the queue for reuse, and
-// whether the queue is closed.
+// take returns the queued items, giving buf to the queue for reuse (push
+// hands it to the run loop: it must be cleared), and whether the queue is
+// closed.
 func (q *outQueue) take(buf []outItem) ([]outItem, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

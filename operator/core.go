@@ -92,6 +92,9 @@ type inflight struct {
 	sensory memMap
 	tasks   fifo[taskSpec] // head is running or next
 	emitted uint32
+	// handed: an output took over the input row's hold (apply); the
+	// input's end does not release the row.
+	handed  bool
 	attempt int
 	retryAt int64
 	prior   []statestore.CallRecord

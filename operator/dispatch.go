@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -119,12 +120,22 @@ func (c *Core) apply(ks *keyState, res *Result) {
 		}
 		ks.mem = ks.mem.apply(u)
 	}
+	// own: the index in c.emits of an output whose row is the input's own
+	// row, not retained yet: if the input finishes now, the output takes
+	// over the input's hold on its batch instead of taking one more (two
+	// atomic operations on the batch's count per row of a pass-through).
+	own := -1
 	for _, e := range res.events {
 		if e.Type == OutputEventType {
 			em := Emit{Kind: EmitOutput, KeyGroup: ks.kg, Key: ks.key, EventID: e.ID,
 				Values: e.output, Timestamp: f.in.ts, HasTS: f.in.hasTS}
 			if e.outRow != nil {
-				em.Values, em.Row = nil, outputRow(e)
+				if own < 0 && isInputRow(e.outRow, f.in.row) {
+					em.Values, em.Row = nil, e.outRow
+					own = len(c.emits)
+				} else {
+					em.Values, em.Row = nil, outputRow(e)
+				}
 			}
 			c.emits = append(c.emits, em)
 			c.stats.OutputsEmitted++
@@ -139,10 +150,25 @@ func (c *Core) apply(ks *keyState, res *Result) {
 	f.tasks.pop()
 	f.attempt, f.prior = 0, nil
 	if f.tasks.len() == 0 {
+		f.handed = own >= 0
 		c.finishInput(ks)
 	} else {
+		if own >= 0 { // the input lives on: its row needs a hold of its own
+			c.emits[own].Row = c.emits[own].Row.(Retainer).Retain()
+		}
 		c.markReady(ks)
 	}
+}
+
+// isInputRow reports whether out, a row an action emitted, is in, its
+// input's row, held by in's batch and retainable: then the output can take
+// over the input's hold when the input finishes.
+func isInputRow(out, in Row) bool {
+	if _, ok := out.(Retainer); !ok {
+		return false
+	}
+	// Interfaces of the same non-comparable dynamic type panic on ==.
+	return reflect.TypeOf(out).Comparable() && out == in
 }
 
 // outputRow returns the row of a NewOutputRow event for Emit.Row: retained
@@ -163,7 +189,7 @@ func (c *Core) finishInput(ks *keyState) {
 	for ks.cur != nil && ks.cur.tasks.len() == 0 {
 		f := ks.cur
 		ks.cur = nil
-		if r, ok := f.in.row.(Releaser); ok {
+		if r, ok := f.in.row.(Releaser); ok && !f.handed {
 			r.Release()
 		}
 		if c.slots != nil {

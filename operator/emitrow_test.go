@@ -47,10 +47,10 @@ func forwardAgent(emit func(ctx *Context, in Row) error) *Agent {
 
 // TestEmitRowForwardsTheInputRow: EmitRow and SendEvent(NewOutputRow) send
 // the row itself (Emit.Row, no Values); a row that pins a buffer and can be
-// retained is retained once per output and released by the core once (its
-// input's hold), so that the receiver's Release is the last; one that
-// cannot be retained goes out as a copy of its values, and the core
-// releases it when its input ends.
+// retained, emitted once by the input's last action, takes over the input's
+// hold (neither retained nor released by the core), so that the receiver's
+// Release is the last; one that cannot be retained goes out as a copy of
+// its values, and the core releases it when its input ends.
 func TestEmitRowForwardsTheInputRow(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -91,13 +91,85 @@ func TestEmitRowForwardsTheInputRow(t *testing.T) {
 					}
 					continue
 				}
-				if p.retained.Load() != 1 || p.holds.Load() != 1 {
-					t.Fatalf("emit %d: retained %d, holds %d; want 1 and 1 (the output's)", i, p.retained.Load(), p.holds.Load())
+				if p.retained.Load() != 0 || p.holds.Load() != 1 {
+					t.Fatalf("emit %d: retained %d, holds %d; want 0 and 1 (the input's, handed to the output)", i, p.retained.Load(), p.holds.Load())
 				}
 				e.Row.(Releaser).Release()
 				if p.holds.Load() != 0 {
 					t.Fatalf("emit %d: holds %d after the receiver's Release", i, p.holds.Load())
 				}
+			}
+		})
+	}
+}
+
+// TestEmitRowHoldsWhenTheInputGoesOn: an output takes over its input's
+// hold only if it is the first output of the row in the result that ends
+// the input. A second output of the same row is retained; an output of an
+// action after which the input goes on (another action listens to an event
+// it sent) is retained, and the input's end releases the input's hold. In
+// every case the receivers' Releases are the last.
+func TestEmitRowHoldsWhenTheInputGoesOn(t *testing.T) {
+	twice := forwardAgent(func(ctx *Context, in Row) error {
+		if err := ctx.EmitRow(in); err != nil {
+			return err
+		}
+		return ctx.EmitRow(in)
+	})
+	goesOn := forwardAgent(func(ctx *Context, in Row) error {
+		if err := ctx.EmitRow(in); err != nil {
+			return err
+		}
+		return ctx.SendEvent(&Event{Type: "next"})
+	})
+	var cur *pinnedRow  // the input being driven
+	var heldInB []int32 // its holds while the second action runs
+	goesOn.Actions = append(goesOn.Actions, Action{Name: "b", Listen: []string{"next"}, Fn: func(ctx *Context, ev *Event) error {
+		heldInB = append(heldInB, cur.holds.Load())
+		return nil
+	}})
+	for _, tc := range []struct {
+		name                string
+		agent               *Agent
+		emits               int
+		retained, heldAfter int32 // per input, once the core is done with it
+	}{
+		{"the same row twice", twice, 2, 1, 2},
+		{"an action after the output", goesOn, 1, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			heldInB = nil
+			d := newDriver(t, tc.agent, DefaultConfig(), nil)
+			var pins []*pinnedRow
+			for i := int64(0); i < 3; i++ {
+				p := newPinned("id", i, "name", fmt.Sprint("n", i))
+				pins = append(pins, p)
+				cur = p
+				d.input(0, fmt.Sprint("k", i), retainableRow{p})
+			}
+			if d.err != nil {
+				t.Fatal(d.err)
+			}
+			if got := len(d.outputs()); got != 3*tc.emits {
+				t.Fatalf("%d outputs, want %d", got, 3*tc.emits)
+			}
+			for i, p := range pins {
+				if p.retained.Load() != tc.retained || p.holds.Load() != tc.heldAfter {
+					t.Fatalf("input %d: retained %d, holds %d; want %d and %d (the outputs')", i, p.retained.Load(), p.holds.Load(), tc.retained, tc.heldAfter)
+				}
+			}
+			for _, e := range d.emits {
+				if e.Kind == EmitOutput {
+					e.Row.(Releaser).Release()
+				}
+			}
+			for i, p := range pins {
+				if p.holds.Load() != 0 {
+					t.Fatalf("input %d: holds %d after the receivers' Releases", i, p.holds.Load())
+				}
+			}
+			if tc.agent == goesOn && !reflect.DeepEqual(heldInB, []int32{2, 2, 2}) {
+				t.Fatalf("holds of each input while its second action ran: %v, want 2 each (the input's and the output's)", heldInB)
 			}
 		})
 	}

@@ -282,5 +282,9 @@ type Releaser interface{ Release() }
 // Retainer is implemented by Releaser rows that can outlive their input:
 // Retain returns a row with the same values that stays valid until its own
 // Release, after the input's. The core retains an input row emitted with
-// NewOutputRow and hands it on in Emit.Row.
+// NewOutputRow and hands it on in Emit.Row; when the action that emits it
+// ends the input, the first such output takes over the input's own hold
+// instead (no Retain, and the input's end does not Release it). A Retainer
+// should be comparable (a pointer, say): the core tells the input's row by
+// ==, and a row of a type that is not comparable is always retained.
 type Retainer interface{ Retain() Row }

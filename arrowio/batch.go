@@ -270,6 +270,11 @@ func (r *Row) col(j int) *column {
 	return &r.b.cols[j]
 }
 
+// Schema returns the input schema of the row's batch: the decoder's, the
+// same pointer for every row it decodes, so that a check of the columns can
+// be done once per schema rather than once per row.
+func (r *Row) Schema() *InputSchema { r.check(); return r.b.schema }
+
 // NumFields returns the number of user columns.
 func (r *Row) NumFields() int { r.check(); return len(r.b.cols) }
 

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flinkgo/flinkgo/arrowio"
 	"github.com/flinkgo/flinkgo/bridge"
 	"github.com/flinkgo/flinkgo/operator"
 	"github.com/flinkgo/flinkgo/snapshot"
@@ -212,5 +215,92 @@ func TestSlowCounterContinuesAfterRestore(t *testing.T) {
 	if got != fmt.Sprint([][]any{{int64(4), "a", "", int64(3)}, {int64(3), "slow-9", "", int64(1)}}) &&
 		got != fmt.Sprint([][]any{{int64(3), "slow-9", "", int64(1)}, {int64(4), "a", "", int64(3)}}) {
 		t.Fatalf("after restore: %s", got)
+	}
+}
+
+// arrowRows decodes one DATA batch of cols with the given rows, as the
+// bridge does: zero-copy rows of an Arrow batch.
+func arrowRows(t *testing.T, cols []arrowio.Column, rows ...[]any) *arrowio.Batch {
+	t.Helper()
+	alloc := memory.NewGoAllocator()
+	in, err := arrowio.NewInputBuilder(cols, alloc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	for i, r := range rows {
+		if err := in.Append(3, []byte(fmt.Sprint("k", i)), 0, false, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := in.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := arrowio.NewInputSchema(in.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := arrowio.NewDecoder(s, alloc).DecodeBatch(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPassthroughArrowRowsByTheirSchema: rows of an Arrow batch whose
+// columns are id, customer, payload go out as they are (Emit.Row); rows of
+// a batch with the columns in another order are picked by name (values in
+// the output's order), before and after a batch of the first kind, so that
+// the schema a row matched last is no answer for another.
+func TestPassthroughArrowRowsByTheirSchema(t *testing.T) {
+	inOrder := arrowRows(t, []arrowio.Column{{Name: "id", Type: "BIGINT"}, {Name: "customer", Type: "STRING"}, {Name: "payload", Type: "STRING"}}, []any{int64(1), "alice", "p1"})
+	swapped := arrowRows(t, []arrowio.Column{{Name: "payload", Type: "STRING"}, {Name: "customer", Type: "STRING"}, {Name: "id", Type: "BIGINT"}},
+		[]any{"p2", "bob", int64(2)})
+	defer inOrder.Release()
+	defer swapped.Release()
+	cfg := operator.DefaultConfig()
+	c, err := operator.NewCore(Passthrough(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		b      *arrowio.Batch
+		asRow  bool
+		values []any
+	}{
+		{swapped, false, []any{int64(2), "bob", "p2"}},
+		{inOrder, true, []any{int64(1), "alice", "p1"}},
+		{swapped, false, []any{int64(2), "bob", "p2"}},
+		{inOrder, true, []any{int64(1), "alice", "p1"}},
+	} {
+		if err := c.Input(3, []byte(fmt.Sprint("key", i)), 0, false, tc.b.Row(0)); err != nil {
+			t.Fatal(err)
+		}
+		var outs []operator.Emit
+		for c.HasReady() {
+			rd := c.Ready()
+			if rd.Err != nil {
+				t.Fatal(rd.Err)
+			}
+			for _, e := range rd.Emits {
+				if e.Kind == operator.EmitOutput {
+					outs = append(outs, e)
+				}
+			}
+			for _, tk := range rd.Tasks {
+				c.Complete(tk.Run())
+			}
+		}
+		if len(outs) != 1 {
+			t.Fatalf("input %d: %d outputs, want 1", i, len(outs))
+		}
+		e := outs[0]
+		if (e.Row != nil) != tc.asRow {
+			t.Fatalf("input %d: output as the row itself: %v, want %v", i, e.Row != nil, tc.asRow)
+		}
+		if got := e.Output(); !reflect.DeepEqual(got, tc.values) {
+			t.Fatalf("input %d: output %v, want %v", i, got, tc.values)
+		}
 	}
 }

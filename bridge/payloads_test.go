@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +272,97 @@ func TestServeLargeOutputFrames(t *testing.T) {
 	j.send(&Close{})
 	if err := j.wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeReusesPayloadsOfEmittedRows: when an action emits its input row
+// as it is (ctx.EmitRow), every DATA batch is released once its rows are in
+// sent OUTPUT frames, so the reader reuses its payload buffers: after a
+// warm-up, the Go side allocates far less per batch than a payload's size.
+// A lost or extra hold on a batch (the core retaining an emitted row, or an
+// output taking over its input's hold) would show here as a new payload
+// buffer per batch, or as a panic of batchRef.release.
+func TestServeReusesPayloadsOfEmittedRows(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
+			const batchRows, warmup, measured = 256, 40, 120
+			j := startServe(t, ServerConfig{Agents: []*operator.Agent{passAgent(inline, true)}}, passCols)
+			rd := j.handshake(j.defaultOpen("pass", nil), nil, nil)
+			payload := strings.Repeat("x", 4000)
+			var frames [][]byte
+			for f := 0; f < 4; f++ {
+				for i := 0; i < batchRows; i++ {
+					k := fmt.Sprintf("customer-%06d", f*batchRows+i)
+					if err := j.in.Append(int32(i%128), []byte(k), int64(i), true, []any{k, int64(i), payload}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				p, err := j.in.Flush()
+				if err != nil {
+					t.Fatal(err)
+				}
+				frames = append(frames, append(AppendFrameHeader(nil, FrameData, len(p)), p...))
+			}
+			credits := make(chan int64, 4096)
+			bytesOut := make(chan int64, 1) // OUTPUT payload bytes; rows are not decoded here, which would allocate
+			go func() {
+				var n int64
+				buf := make([]byte, 0, 4<<20)
+				for {
+					f, err := ReadFrame(j.br, 0, buf)
+					if err != nil {
+						close(credits)
+						bytesOut <- -1
+						return
+					}
+					if cap(f.Payload) > cap(buf) {
+						buf = f.Payload[:0]
+					}
+					switch f.Type {
+					case FrameOutput:
+						n += int64(len(f.Payload))
+					case FrameCredit:
+						m, _ := DecodeControl(f)
+						credits <- m.(*Credit).Rows
+					case FrameEndAck:
+						bytesOut <- n
+						return
+					}
+				}
+			}()
+			credit := rd.Credit
+			var before runtime.MemStats
+			for i := 0; i < warmup+measured; i++ {
+				if i == warmup {
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+				}
+				for credit < batchRows {
+					c, ok := <-credits
+					if !ok {
+						t.Fatal("connection ended")
+					}
+					credit += c
+				}
+				j.writeRaw(frames[i%len(frames)])
+				credit -= batchRows
+			}
+			j.send(&EndInput{})
+			got := <-bytesOut
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if want := int64((warmup + measured) * batchRows * len(payload)); got < want {
+				t.Fatalf("%d bytes of OUTPUT, want at least %d (every row's payload column)", got, want)
+			}
+			perBatch := float64(after.TotalAlloc-before.TotalAlloc) / measured
+			if limit := float64(len(frames[0])) / 2; perBatch > limit {
+				t.Fatalf("%.0f bytes allocated per batch of %d bytes; want under %.0f (payload buffers reused)", perBatch, len(frames[0]), limit)
+			}
+			t.Logf("%.0f bytes allocated per DATA batch of %d bytes", perBatch, len(frames[0]))
+			j.send(&Close{})
+			if err := j.wait(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -233,15 +233,15 @@ func benchOpts(b *testing.B, opts map[string]string) {
 // credit lets it: 16 KiB rows, sent in 64-row DATA frames while there is
 // credit, until no more comes for 200 ms. It reports the rows and the
 // DATA bytes held then, and the Go heap in use (after a GC), for the
-// default window and for go.credit.bytes so large that only
-// go.credit.rows binds (the window before go.credit.bytes existed).
-// One op is one such run.
+// default window and for the window before go.credit.bytes existed:
+// go.credit.bytes so large that only go.credit.rows binds, at 16384 rows,
+// the default of go.credit.rows then. One op is one such run.
 func BenchmarkHeldDataMemory(b *testing.B) {
-	for _, c := range []struct{ name, bytes string }{{"default", ""}, {"rows-only", "1t"}} {
+	for _, c := range []struct{ name, bytes, rows string }{{"default", "", ""}, {"rows-only", "1t", "16384"}} {
 		b.Run(c.name, func(b *testing.B) {
 			var rows, dataBytes, heap int64
 			for i := 0; i < b.N; i++ {
-				rows, dataBytes, heap = heldDataRun(b, c.bytes)
+				rows, dataBytes, heap = heldDataRun(b, c.bytes, c.rows)
 			}
 			b.ReportMetric(float64(rows), "rows-held")
 			b.ReportMetric(float64(dataBytes)/(1<<20), "DATA-MiB-held")
@@ -250,12 +250,15 @@ func BenchmarkHeldDataMemory(b *testing.B) {
 	}
 }
 
-func heldDataRun(b *testing.B, creditBytes string) (rows, dataBytes, heap int64) {
+func heldDataRun(b *testing.B, creditBytes, creditRows string) (rows, dataBytes, heap int64) {
 	gate := make(chan struct{})
 	j := startServe(b, ServerConfig{Agents: []*operator.Agent{holdAgent(gate)}}, holdCols)
 	opts := map[string]string{}
 	if creditBytes != "" {
 		opts[OptCreditBytes] = creditBytes
+	}
+	if creditRows != "" {
+		opts[OptCreditRows] = creditRows
 	}
 	credit := j.handshake(j.defaultOpen("hold", opts), nil, nil).Credit
 	const perFrame = 64

@@ -46,17 +46,21 @@ func TestServeCreditWindowOpensAtFirstData(t *testing.T) {
 	if rd.Credit != initialCreditRows {
 		t.Fatalf("READY credit %d, want %d", rd.Credit, initialCreditRows)
 	}
-	j.data(holdRows(0, 2, 100)...)
+	// 64 rows, so that the frame's own bytes (schema, IPC framing) add
+	// little to each row's share and the window is go.credit.rows, not
+	// go.credit.bytes over the frame's bytes per row.
+	const sent = 64
+	j.data(holdRows(0, sent, 100)...)
 	m := j.nextControl()
 	c, ok := m.(*Credit)
 	if !ok || c.Rows != defaultCreditRows-initialCreditRows {
-		t.Fatalf("after the first DATA, with both inputs held: %#v, want CREDIT of %d rows", m, defaultCreditRows-initialCreditRows)
+		t.Fatalf("after the first DATA, with all its inputs held: %#v, want CREDIT of %d rows", m, defaultCreditRows-initialCreditRows)
 	}
 	close(gate)
 	j.send(&EndInput{})
 	got := j.collect(FrameEndAck)
-	if len(got.rows) != 2 || got.credit != 2 {
-		t.Fatalf("%d rows and %d rows of credit at the end, want 2 and 2", len(got.rows), got.credit)
+	if len(got.rows) != sent || got.credit != sent {
+		t.Fatalf("%d rows and %d rows of credit at the end, want %d and %d", len(got.rows), got.credit, sent, sent)
 	}
 	j.send(&Close{})
 	if err := j.wait(); err != nil {

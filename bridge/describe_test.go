@@ -54,7 +54,7 @@ func TestDescribeManifest(t *testing.T) {
 		}
 		opts[o["name"]] = o
 	}
-	for name, def := range map[string]string{"go.credit.rows": "16384", "error-handling-strategy": "fail", "max-retries": "3",
+	for name, def := range map[string]string{"go.credit.rows": "65536", "error-handling-strategy": "fail", "max-retries": "3",
 		"actionStateStoreBackend": "none", "num-async-threads": "", "go.memory.limit": ""} {
 		o, ok := opts[name]
 		if !ok || o["default"] != def {

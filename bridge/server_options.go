@@ -32,7 +32,7 @@ const (
 	OptGCMinHeap      = "go.gc.min.heap"
 	OptMaxProcs       = "go.maxprocs"
 
-	defaultCreditRows  = 16384
+	defaultCreditRows  = 65536
 	defaultCreditBytes = 32 << 20
 	// initialCreditRows caps READY's credit: before the first DATA, Go
 	// does not know how big a row is (see creditWindow).
@@ -66,7 +66,7 @@ func Options() []OptionDoc {
 		{OptTasksPerThread, strconv.Itoa(defaultTasksPerThread), "Action executions (of different keys) handed to the worker pool at once, per worker: a worker takes the next one without waiting for the runtime to hand it out, and waiting ones run in order as workers free up; 1 hands out only as many as there are workers. At most 1024. Default: 16."},
 		{operator.OptJobIdentifier, "", "Stable identity of the job: seeds the event ids that key action-state records. Unset (default): the operator id. Keep it across restarts and savepoints."},
 		{OptStoreBackend, "none", "Action-state store: none (Flink checkpoints only), memory (tests) or kafka (the kafka* options; docs/kafka-store.md). Default: none."},
-		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Credit window in rows: input rows the operator may have sent, or may send, that Go has not finished. READY grants at most 1024 of them; the window opens once Go has seen the size of the rows (go.credit.bytes). Default: 16384."},
+		{OptCreditRows, strconv.Itoa(defaultCreditRows), "Credit window in rows: input rows the operator may have sent, or may send, that Go has not finished. READY grants at most 1024 of them; the window opens once Go has seen the size of the rows (go.credit.bytes). Default: 65536."},
 		{OptCreditBytes, "32m", "Credit window in bytes: Go keeps the rows it may receive but has not finished under about this many bytes of DATA (bytes or with a unit: 32m), by the average row of the latest DATA frame, at least one row. The smaller of this and go.credit.rows applies. Default: 32m."},
 		{OptMemoryLimit, "", "Soft memory limit of the Go process (GOMEMLIMIT), in bytes or with a unit: 512m, 2g, 1gb. Unset (default): none (the GOMEMLIMIT environment variable, if any)."},
 		{OptOutputRows, strconv.Itoa(defaultOutputRows), "Rows per OUTPUT batch at most. Default: 4096."},

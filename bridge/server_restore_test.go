@@ -63,7 +63,9 @@ func TestServeRestoreReRunsInFlight(t *testing.T) {
 	open := make(chan struct{})
 	close(open)
 	j2 := startServe(t, ServerConfig{Agents: []*operator.Agent{gateAgent(open)}}, echoCols)
-	rd := j2.handshake(j2.defaultOpen("echo", nil), restore, [][]byte{marker})
+	// go.credit.bytes so large that the one-row DATA below (its share of
+	// the frame's bytes is a whole frame) leaves the window at go.credit.rows.
+	rd := j2.handshake(j2.defaultOpen("echo", map[string]string{OptCreditBytes: "1g"}), restore, [][]byte{marker})
 	j2.data(row{kg: 8, key: "free", ts: 4, values: []any{"free", int64(4)}})
 	j2.send(&EndInput{})
 	c = j2.collect(FrameEndAck)

@@ -215,9 +215,9 @@ SPECS: tuple[OptionSpec, ...] = (
        Kind.BYTES),
     _i("go.batch.timeout.ms", 10, 0, LONG_MAX,
        "Milliseconds a non-empty batch may wait before it is sent; 0 sends every record at once. Default: 10.", Kind.LONG),
-    _i("go.credit.rows", 16384, 1, INT_MAX,
+    _i("go.credit.rows", 65536, 1, INT_MAX,
        "In-flight window: rows the operator may send that Go has not finished (Go grants it as credit; at most"
-       " 1024 before the first DATA, and fewer for rows larger than go.credit.bytes allows). Default: 16384.",
+       " 1024 before the first DATA, and fewer for rows larger than go.credit.bytes allows). Default: 65536.",
        Kind.LONG),
     _i("go.socket.buffer.bytes", 4 << 20, 0, 64 << 20,
        "Send buffer (SO_SNDBUF) the operator asks for on its end of the socket, so that it can write a DATA"

@@ -88,9 +88,9 @@ public final class GoAgentOptions {
             "Milliseconds a non-empty batch may wait before it is sent; 0 sends every record at once. Default: 10.");
 
     public static final AgentOption<Long> GO_CREDIT_ROWS = AgentOption.longValue(
-            "go.credit.rows", 16384L, 1, Integer.MAX_VALUE,
+            "go.credit.rows", 65536L, 1, Integer.MAX_VALUE,
             "In-flight window: rows the operator may send that Go has not finished (Go grants it as credit; at most"
-                    + " 1024 before the first DATA, and fewer for rows larger than go.credit.bytes allows). Default: 16384.");
+                    + " 1024 before the first DATA, and fewer for rows larger than go.credit.bytes allows). Default: 65536.");
 
     public static final AgentOption<Long> GO_SOCKET_BUFFER_BYTES = AgentOption.bytes(
             "go.socket.buffer.bytes", 4L << 20, 0, 64L << 20,

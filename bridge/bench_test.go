@@ -237,11 +237,17 @@ func benchOpts(b *testing.B, opts map[string]string) {
 // go.credit.bytes so large that only go.credit.rows binds, at 16384 rows,
 // the default of go.credit.rows then. One op is one such run.
 func BenchmarkHeldDataMemory(b *testing.B) {
-	for _, c := range []struct{ name, bytes, rows string }{{"default", "", ""}, {"rows-only", "1t", "16384"}} {
+	for _, c := range []struct {
+		name string
+		opts map[string]string
+	}{
+		{"default", nil},
+		{"rows-only", map[string]string{OptCreditBytes: "1t", OptCreditRows: "16384"}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			var rows, dataBytes, heap int64
 			for i := 0; i < b.N; i++ {
-				rows, dataBytes, heap = heldDataRun(b, c.bytes, c.rows)
+				rows, dataBytes, heap = heldDataRun(b, c.opts)
 			}
 			b.ReportMetric(float64(rows), "rows-held")
 			b.ReportMetric(float64(dataBytes)/(1<<20), "DATA-MiB-held")
@@ -250,16 +256,9 @@ func BenchmarkHeldDataMemory(b *testing.B) {
 	}
 }
 
-func heldDataRun(b *testing.B, creditBytes, creditRows string) (rows, dataBytes, heap int64) {
+func heldDataRun(b *testing.B, opts map[string]string) (rows, dataBytes, heap int64) {
 	gate := make(chan struct{})
 	j := startServe(b, ServerConfig{Agents: []*operator.Agent{holdAgent(gate)}}, holdCols)
-	opts := map[string]string{}
-	if creditBytes != "" {
-		opts[OptCreditBytes] = creditBytes
-	}
-	if creditRows != "" {
-		opts[OptCreditRows] = creditRows
-	}
 	credit := j.handshake(j.defaultOpen("hold", opts), nil, nil).Credit
 	const perFrame = 64
 	for {

@@ -102,8 +102,8 @@ type settings struct {
 // many as fit in go.credit.bytes, at least one, at most go.credit.rows.
 //
 // Design note: a window in rows alone let Go hold go.credit.rows times the
-// row size, 256 MiB of DATA for 16 KiB rows at the default, waiting for a
-// slow action; HopBench moved 16 KiB rows as fast with 1024 rows of credit
+// row size, 256 MiB of DATA for 16 KiB rows at the default then (16384
+// rows), waiting for a slow action; HopBench moved 16 KiB rows as fast with 1024 rows of credit
 // as with 16384 (docs/design-decisions.md, "The credit window is bounded in
 // bytes too").
 func (s *settings) creditWindow(rowBytes int64) int64 {

@@ -77,7 +77,15 @@ abstract class ValueWriter {
                 boolean string = f.type.kind() == ColumnType.Kind.STRING;
                 return new ValueWriter(f) {
                     @Override int writeValue(int i, Object o) {
-                        byte[] b = string ? ((String) o).getBytes(StandardCharsets.UTF_8) : (byte[]) o;
+                        byte[] b;
+                        if (string) {
+                            b = AsciiStrings.bytes((String) o);
+                            if (b == null) {
+                                b = ((String) o).getBytes(StandardCharsets.UTF_8);
+                            }
+                        } else {
+                            b = (byte[]) o;
+                        }
                         a.append(i, b, 0, b.length);
                         return b.length + 5;
                     }
@@ -144,7 +152,10 @@ abstract class ValueWriter {
             };
             case STRING: return new ValueWriter(f) {
                 @Override int writeValue(int i, Object o) {
-                    byte[] b = ((String) o).getBytes(StandardCharsets.UTF_8);
+                    byte[] b = AsciiStrings.bytes((String) o);
+                    if (b == null) {
+                        b = ((String) o).getBytes(StandardCharsets.UTF_8);
+                    }
                     ((VarCharVector) v).setSafe(i, b);
                     return b.length + 5;
                 }

@@ -186,6 +186,12 @@ public final class BridgeBench {
         InMemoryReporter reporter = InMemoryReporter.createWithRetainedMetrics();
         Configuration conf = reporter.addToConfiguration(new Configuration());
         conf.setString("rest.port", "0");
+        for (String kv : System.getProperty("bench.flinkConf", "").split(",")) {
+            if (!kv.isBlank()) {
+                String[] p = kv.split("=", 2);
+                conf.setString(p[0].trim(), p[1].trim());
+            }
+        }
         int slots = Arrays.stream(parallelisms).max().orElse(1);
         MiniClusterConfiguration mcc = new MiniClusterConfiguration.Builder()
                 .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();

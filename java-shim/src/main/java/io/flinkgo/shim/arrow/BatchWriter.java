@@ -47,6 +47,8 @@ public final class BatchWriter implements AutoCloseable {
     private final IntVector keyGroups;
     private final VarBinaryVector keys;
     private final VarWidthAppender keyAppender;
+    private final FixedCapacity keyGroupCapacity;
+    private final FixedCapacity timestampCapacity;
     private final BigIntVector timestamps;
     private final ValueWriter[] columns;
     private final List<TypeMapping.InputField> fields;
@@ -71,6 +73,8 @@ public final class BatchWriter implements AutoCloseable {
         this.keys = (VarBinaryVector) root.getVector(KEY);
         this.keyAppender = new VarWidthAppender(keys);
         this.timestamps = (BigIntVector) root.getVector(TS);
+        this.keyGroupCapacity = new FixedCapacity(keyGroups);
+        this.timestampCapacity = new FixedCapacity(timestamps);
         this.columns = new ValueWriter[fields.size()];
         for (int i = 0; i < columns.length; i++) {
             columns[i] = ValueWriter.createTopLevel(fields.get(i), root.getVector(i + 3));
@@ -108,11 +112,13 @@ public final class BatchWriter implements AutoCloseable {
     /** {@link #append(int, byte[], boolean, long, Object)} with the key in {@code key[0, keyLength)}. */
     public void append(int keyGroup, byte[] key, int keyLength, boolean hasTimestamp, long timestamp, Object record) {
         int i = rows;
-        keyGroups.setSafe(i, keyGroup);
+        keyGroupCapacity.ensure(i);
+        keyGroups.set(i, keyGroup);
         keyAppender.append(i, key, 0, keyLength);
         long b = 4 + keyLength + 4 + 9;
         if (hasTimestamp) {
-            timestamps.setSafe(i, timestamp);
+            timestampCapacity.ensure(i);
+            timestamps.set(i, timestamp);
         } else {
             timestamps.setNull(i);
         }
@@ -220,6 +226,8 @@ public final class BatchWriter implements AutoCloseable {
             clearForReuse(v);
         }
         keyAppender.reset();
+        keyGroupCapacity.reset();
+        timestampCapacity.reset();
         for (ValueWriter w : columns) {
             w.reset();
         }

@@ -93,8 +93,50 @@ abstract class ValueWriter {
                     @Override void finish(int rows) { a.finish(rows); }
                     @Override void reset() { a.reset(); }
                 };
+            case INT:
+                return new TopLevelFixed(f, v, 4) {
+                    @Override void setAt(int i, Object o) { ((IntVector) v).set(i, (Integer) o); }
+                };
+            case BIGINT:
+                return new TopLevelFixed(f, v, 8) {
+                    @Override void setAt(int i, Object o) { ((BigIntVector) v).set(i, (Long) o); }
+                };
+            case FLOAT:
+                return new TopLevelFixed(f, v, 4) {
+                    @Override void setAt(int i, Object o) { ((Float4Vector) v).set(i, (Float) o); }
+                };
+            case DOUBLE:
+                return new TopLevelFixed(f, v, 8) {
+                    @Override void setAt(int i, Object o) { ((Float8Vector) v).set(i, (Double) o); }
+                };
             default:
                 return create(f, v);
+        }
+    }
+
+    /**
+     * A top-level INT, BIGINT, FLOAT or DOUBLE column: the unchecked {@code set} below the
+     * capacity {@link FixedCapacity} keeps, instead of {@code setSafe}.
+     */
+    private abstract static class TopLevelFixed extends Fixed {
+        private final FixedCapacity capacity;
+
+        TopLevelFixed(TypeMapping.InputField f, FieldVector v, int width) {
+            super(f, v, width);
+            this.capacity = new FixedCapacity((org.apache.arrow.vector.BaseFixedWidthVector) v);
+        }
+
+        abstract void setAt(int index, Object value);
+
+        @Override
+        void set(int index, Object value) {
+            capacity.ensure(index);
+            setAt(index, value);
+        }
+
+        @Override
+        void reset() {
+            capacity.reset();
         }
     }
 

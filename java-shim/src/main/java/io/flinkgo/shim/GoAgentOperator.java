@@ -53,6 +53,7 @@ import io.flinkgo.shim.wire.Frame;
 import io.flinkgo.shim.wire.FrameType;
 import io.flinkgo.shim.wire.Frames;
 import io.flinkgo.shim.wire.Messages;
+import io.flinkgo.shim.wire.PayloadPool;
 import io.flinkgo.shim.wire.ProtocolException;
 
 /**
@@ -86,6 +87,14 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     public static final String METRIC_BYTES_FROM_GO = "numBytesFromGo";
 
     // The Go process's own metrics (METRICS frames) are registered by GoMetrics, which names them.
+
+    /**
+     * Payload arrays kept for OUTPUT frames: a few, each at most 4 MiB, so at most 16 MiB of heap
+     * per subtask. Larger frames (go.batch.bytes above about 3.5 MiB) get a new array each.
+     */
+    private static final int PAYLOAD_POOL_ARRAYS = 4;
+
+    private static final int PAYLOAD_POOL_MAX_BYTES = 4 << 20;
 
     /** Longest a wait for SNAPSHOT or END_ACK sleeps on the inbox before it looks at the mailbox again. */
     private static final long AWAIT_POLL_MS = 10;
@@ -129,6 +138,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
      * adds, only the task thread takes.
      */
     private transient LinkedBlockingQueue<Object> inbox;
+    /** OUTPUT payload arrays, from the reader thread to the task thread and back. */
+    private transient PayloadPool payloads;
 
     // Protocol state (task thread only).
     private transient long credit;
@@ -247,7 +258,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         }
         credit = session.ready().credit();
         inbox = new LinkedBlockingQueue<>();
-        session.startReader(
+        payloads = new PayloadPool(PAYLOAD_POOL_ARRAYS, PAYLOAD_POOL_MAX_BYTES);
+        session.startReader(payloads,
                 f -> deliver(f, "flinkgo " + f.type()),
                 t -> deliver(new ConnectionEnd(t), "flinkgo connection ended"));
     }
@@ -425,7 +437,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         if (closed || failure != null) {
             return;
         }
-        bytesFromGo.inc(Frames.HEADER_BYTES + f.payload().length);
+        bytesFromGo.inc(Frames.HEADER_BYTES + f.length());
         try {
             applyFrame(f);
         } catch (ProtocolException e) {
@@ -440,15 +452,19 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                 credit += Messages.Credit.decode(f.payload()).rows();
                 break;
             case OUTPUT:
-                outputs.read(f.payload(), (ts, row) -> {
-                    if (ts == null) {
-                        outRecord.replace(row);
-                        outRecord.eraseTimestamp();
-                    } else {
-                        outRecord.replace(row, ts);
-                    }
-                    output.collect(outRecord);
-                });
+                try {
+                    outputs.read(f.payload(), f.length(), (ts, row) -> {
+                        if (ts == null) {
+                            outRecord.replace(row);
+                            outRecord.eraseTimestamp();
+                        } else {
+                            outRecord.replace(row, ts);
+                        }
+                        output.collect(outRecord);
+                    });
+                } finally {
+                    payloads.give(f.payload()); // no emitted row refers to it (OutputReader.read)
+                }
                 break;
             case WM_ACK:
                 onWatermarkAck(Messages.WatermarkTs.decode(FrameType.WM_ACK, f.payload()).ts());

@@ -128,7 +128,20 @@ public final class OutputReader implements AutoCloseable {
      * @return the number of rows
      */
     public int read(byte[] ipcStream, RowSink sink) throws Exception {
-        Msg sm = nextMessage(ipcStream, 0);
+        return read(ipcStream, ipcStream.length, sink);
+    }
+
+    /**
+     * Decodes the OUTPUT payload in the first {@code length} bytes of {@code ipcStream} (a pooled
+     * array may be longer; nothing past {@code length} is read), as {@link #read(byte[],
+     * RowSink)} does. No value handed to {@code sink} refers to the array, so it may be reused
+     * as soon as this returns.
+     */
+    public int read(byte[] ipcStream, int length, RowSink sink) throws Exception {
+        if (length < 0 || length > ipcStream.length) {
+            throw new IllegalArgumentException("payload length " + length + " outside its " + ipcStream.length + "-byte array");
+        }
+        Msg sm = nextMessage(ipcStream, length, 0);
         if (sm.message == null || sm.message.headerType() != MessageHeader.Schema) {
             throw malformed("the stream does not start with a schema message", null);
         }
@@ -148,7 +161,7 @@ public final class OutputReader implements AutoCloseable {
         int pos = schemaEnd;
         try {
             while (true) {
-                Msg m = nextMessage(ipcStream, pos);
+                Msg m = nextMessage(ipcStream, length, pos);
                 pos = m.end;
                 if (m.message == null) {
                     break; // end of stream
@@ -181,8 +194,8 @@ public final class OutputReader implements AutoCloseable {
                 }
                 total += n;
             }
-            if (pos != ipcStream.length) {
-                throw malformed((ipcStream.length - pos) + " bytes after the end-of-stream marker", null);
+            if (pos != length) {
+                throw malformed((length - pos) + " bytes after the end-of-stream marker", null);
             }
         } finally {
             if (needVectors) {
@@ -276,18 +289,19 @@ public final class OutputReader implements AutoCloseable {
 
     /**
      * Reads the encapsulated message at {@code pos} of {@code b} (continuation marker, metadata
-     * length, flatbuffer metadata, body) without copying it, checking that it lies inside {@code b}.
+     * length, flatbuffer metadata, body) without copying it, checking that it lies inside the
+     * first {@code limit} bytes of {@code b}.
      */
-    private static Msg nextMessage(byte[] b, int pos) throws ProtocolException {
+    private static Msg nextMessage(byte[] b, int limit, int pos) throws ProtocolException {
         ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
-        if (pos + 4 > b.length) {
-            throw malformed("the stream ends at byte " + b.length + " inside a message header (or before its end-of-stream marker)", null);
+        if (pos + 4 > limit) {
+            throw malformed("the stream ends at byte " + limit + " inside a message header (or before its end-of-stream marker)", null);
         }
         int len = bb.getInt(pos);
         int p = pos + 4;
         if (len == -1) { // continuation marker, then the length
-            if (p + 4 > b.length) {
-                throw malformed("the stream ends at byte " + b.length + " inside a message header", null);
+            if (p + 4 > limit) {
+                throw malformed("the stream ends at byte " + limit + " inside a message header", null);
             }
             len = bb.getInt(p);
             p += 4;
@@ -295,8 +309,8 @@ public final class OutputReader implements AutoCloseable {
         if (len == 0) {
             return new Msg(null, p, 0, p);
         }
-        if (len < 0 || len > b.length - p) {
-            throw malformed("message metadata of " + len + " bytes at byte " + p + " runs past the " + b.length
+        if (len < 0 || len > limit - p) {
+            throw malformed("message metadata of " + len + " bytes at byte " + p + " runs past the " + limit
                     + "-byte payload", null);
         }
         Message m;
@@ -309,9 +323,9 @@ public final class OutputReader implements AutoCloseable {
             throw malformed("bad message metadata at byte " + p + ": " + e, e);
         }
         int bodyStart = p + len;
-        if (bodyLength < 0 || bodyLength > b.length - bodyStart) {
+        if (bodyLength < 0 || bodyLength > limit - bodyStart) {
             throw malformed("message body of " + bodyLength + " bytes at byte " + bodyStart + " runs past the "
-                    + b.length + "-byte payload", null);
+                    + limit + "-byte payload", null);
         }
         return new Msg(m, bodyStart, (int) bodyLength, bodyStart + (int) bodyLength);
     }

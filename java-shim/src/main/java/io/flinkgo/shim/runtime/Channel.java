@@ -13,6 +13,7 @@ import java.util.List;
 import io.flinkgo.shim.wire.Frame;
 import io.flinkgo.shim.wire.FrameType;
 import io.flinkgo.shim.wire.Frames;
+import io.flinkgo.shim.wire.PayloadPool;
 
 /**
  * A connected socket as a frame reader (one thread) and a frame writer (another thread).
@@ -86,6 +87,11 @@ public final class Channel implements AutoCloseable {
     /** Reads one frame (reader thread); null at a clean end of stream. */
     public Frame read() throws IOException {
         return Frames.read(in, maxFrame);
+    }
+
+    /** Reads one frame, an OUTPUT frame's payload into an array from {@code pool} (reader thread). */
+    public Frame read(PayloadPool pool) throws IOException {
+        return Frames.read(in, maxFrame, pool);
     }
 
     /** Writes and flushes one frame (task thread). */

@@ -21,6 +21,7 @@ import io.flinkgo.shim.wire.ErrorCode;
 import io.flinkgo.shim.wire.Frame;
 import io.flinkgo.shim.wire.FrameType;
 import io.flinkgo.shim.wire.Messages;
+import io.flinkgo.shim.wire.PayloadPool;
 import io.flinkgo.shim.wire.ProtocolException;
 import io.flinkgo.shim.wire.Protocol;
 
@@ -232,14 +233,16 @@ public final class GoSession implements AutoCloseable {
 
     /**
      * Starts the reader thread: every frame goes to {@code onFrame} in order; the end of the
-     * connection (null = clean EOF, else the exception) goes to {@code onEnd} once.
+     * connection (null = clean EOF, else the exception) goes to {@code onEnd} once. OUTPUT
+     * payloads are read into arrays from {@code pool} (null: a new array each), which the
+     * consumer gives back once it has applied the frame.
      */
-    public void startReader(Consumer<Frame> onFrame, Consumer<Throwable> onEnd) {
+    public void startReader(PayloadPool pool, Consumer<Frame> onFrame, Consumer<Throwable> onEnd) {
         reader = new Thread(() -> {
             Throwable end = null;
             try {
                 Frame f;
-                while ((f = channel.read()) != null) {
+                while ((f = channel.read(pool)) != null) {
                     onFrame.accept(f);
                 }
             } catch (Throwable t) {

@@ -31,6 +31,14 @@ public final class Frames {
      *     ({@code unknown_frame}; its payload has been consumed)
      */
     public static Frame read(InputStream in, int maxFrame) throws IOException {
+        return read(in, maxFrame, null);
+    }
+
+    /**
+     * Reads one frame as {@link #read(InputStream, int)} does, taking the array of an OUTPUT
+     * frame's payload from {@code pool} (if not null); every other type gets an exact array.
+     */
+    public static Frame read(InputStream in, int maxFrame, PayloadPool pool) throws IOException {
         int b0 = in.read();
         if (b0 < 0) {
             return null;
@@ -55,11 +63,12 @@ public final class Frames {
         if (code < 0) {
             throw new EOFException("stream ended inside a frame header");
         }
-        // One array of the exact size, filled in place: readNBytes(int) would read 8 KiB chunks and
-        // concatenate them, copying every payload twice more.
-        byte[] payload = new byte[(int) length - 1];
-        int got = in.readNBytes(payload, 0, payload.length);
-        if (got != payload.length) {
+        // One array filled in place: readNBytes(int) would read 8 KiB chunks and concatenate
+        // them, copying every payload twice more.
+        int n = (int) length - 1;
+        byte[] payload = pool != null && code == FrameType.OUTPUT.code() ? pool.take(n) : new byte[n];
+        int got = in.readNBytes(payload, 0, n);
+        if (got != n) {
             throw new EOFException(
                     "stream ended inside a frame: got " + got + " of " + (length - 1) + " payload bytes");
         }
@@ -68,7 +77,7 @@ public final class Frames {
             throw new ProtocolException(
                     ErrorCode.UNKNOWN_FRAME, String.format("unknown frame type 0x%02X (protocol version 1)", code));
         }
-        return new Frame(type, payload);
+        return new Frame(type, payload, n);
     }
 
     /** Writes one frame; the caller flushes. */

@@ -326,6 +326,45 @@ class ArrowRoundTripTest {
     }
 
     @Test
+    void outputReadFromAReusedLongerArrayReadsOnlyItsLengthAndKeepsNothingOfIt() throws Exception {
+        // As a pooled OUTPUT frame arrives: a long payload first, then a shorter one in the same
+        // array, whose tail still holds the first one's bytes.
+        ColumnType rowType = SqlTypeParser.parse("ROW<s STRING, b BYTES, tags ARRAY<STRING>>");
+        List<Row> longRows = new ArrayList<>();
+        List<Long> longTs = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            longRows.add(Row.of("long-" + i, new byte[] {(byte) i}, new String[] {"L" + i}));
+            longTs.add((long) i);
+        }
+        byte[] first = outputStream(root, rowType, longTs, longRows);
+        byte[] second = outputStream(root, rowType, java.util.Arrays.asList(7L, null),
+                List.of(Row.of("short", new byte[] {9, 8}, new String[] {"s"}), Row.of("two", null, null)));
+        assertTrue(second.length < first.length, "the second payload must be the shorter one");
+        byte[] array = first.clone();
+        List<Row> got = new ArrayList<>();
+        List<Long> gotTs = new ArrayList<>();
+        try (OutputReader r = new OutputReader(root, 1 << 20, rowType)) {
+            assertEquals(50, r.read(array, first.length, (t, row) -> { }));
+            System.arraycopy(second, 0, array, 0, second.length);
+            assertEquals(2, r.read(array, second.length, (t, row) -> {
+                gotTs.add(t);
+                got.add(row);
+            }));
+            // The whole array is not one stream: its tail is the first payload's.
+            ProtocolException e = assertThrows(ProtocolException.class, () -> r.read(array, (t, row) -> { }));
+            assertTrue(e.getMessage().contains("bytes after the end-of-stream marker"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> r.read(array, array.length + 1, (t, row) -> { }));
+        }
+        java.util.Arrays.fill(array, (byte) 0x5A); // the array is reused: rows must not see it
+        assertEquals(java.util.Arrays.asList(7L, null), gotTs);
+        assertEquals("short", got.get(0).getField("s"));
+        assertArrayEquals(new byte[] {9, 8}, (byte[]) got.get(0).getField("b"));
+        assertArrayEquals(new String[] {"s"}, (String[]) got.get(0).getField("tags"));
+        assertEquals("two", got.get(1).getField("s"));
+        assertNull(got.get(1).getField("b"));
+    }
+
+    @Test
     void outputStringsOfEveryLengthDecode() throws Exception {
         // Empty, ASCII, multi-byte UTF-8 and a supplementary character, longer than the
         // string reader's first scratch array and shorter again after it grew.

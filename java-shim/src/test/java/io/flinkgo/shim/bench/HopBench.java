@@ -146,7 +146,10 @@ public final class HopBench {
             try {
                 outputs.checkSchema(SchemaIO.fromBytes(s.ready().outputSchema()));
                 LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-                s.startReader(inbox::add, inbox::add);
+                // As the operator does; -Dhop.payloadPool=false gives every OUTPUT frame a new array.
+                io.flinkgo.shim.wire.PayloadPool pool = Boolean.parseBoolean(System.getProperty("hop.payloadPool", "true"))
+                        ? new io.flinkgo.shim.wire.PayloadPool(4, 4 << 20) : null;
+                s.startReader(pool, inbox::add, inbox::add);
                 long credit = s.ready().credit();
                 long[] received = {0};
                 long[] fromGo = {0};
@@ -157,6 +160,9 @@ public final class HopBench {
                 double go0 = BridgeBench.RssSampler.cpuSeconds(s.process().pid());
                 java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
                 long task0 = threads.getCurrentThreadCpuTime();
+                long readerId = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("flinkgo-reader")).mapToLong(Thread::getId).findFirst().orElse(-1);
+                long reader0 = readerId < 0 ? 0 : threads.getThreadCpuTime(readerId);
                 long start = System.nanoTime();
                 boolean ended = false;
                 while (!ended) {
@@ -191,14 +197,19 @@ public final class HopBench {
                         throw new IllegalStateException("the connection to the Go process ended", e);
                     }
                     Frame f = (Frame) item;
-                    fromGo[0] += Frames.HEADER_BYTES + f.payload().length;
+                    fromGo[0] += Frames.HEADER_BYTES + f.length();
                     switch (f.type()) {
                         case CREDIT -> credit += Messages.Credit.decode(f.payload()).rows();
-                        case OUTPUT -> received[0] += outputs.read(f.payload(), (ts, row) -> {
-                            if (row.getArity() != 3) {
-                                throw new IllegalStateException("output row " + row);
+                        case OUTPUT -> {
+                            received[0] += outputs.read(f.payload(), f.length(), (ts, row) -> {
+                                if (row.getArity() != 3) {
+                                    throw new IllegalStateException("output row " + row);
+                                }
+                            });
+                            if (pool != null) {
+                                pool.give(f.payload());
                             }
-                        });
+                        }
                         case END_ACK -> ended = true;
                         case METRICS -> { }
                         case ERROR -> throw new IllegalStateException("Go reported " + Messages.Error.decode(f.payload()).message());
@@ -209,13 +220,14 @@ public final class HopBench {
                 double jvmCpu = BridgeBench.RssSampler.cpuSeconds(ProcessHandle.current().pid()) - jvm0;
                 double goCpu = BridgeBench.RssSampler.cpuSeconds(s.process().pid()) - go0;
                 double taskCpu = (threads.getCurrentThreadCpuTime() - task0) / 1e9;
+                double readerCpu = readerId < 0 ? Double.NaN : (threads.getThreadCpuTime(readerId) - reader0) / 1e9;
                 if (received[0] != rows) {
                     throw new IllegalStateException(received[0] + " rows came back, want " + rows);
                 }
                 Result r = new Result(payloadChars, rows, seconds, toGo, fromGo[0], jvmCpu, goCpu, taskCpu);
-                System.out.printf(Locale.ROOT, "hop-%d-%-7s %9.0f rows/s %8.1f MB/s (to Go %.0f + from Go %.0f)  %5.2f s  CPU s: JVM %.1f (driving thread %.1f) Go %.1f%n",
+                System.out.printf(Locale.ROOT, "hop-%d-%-7s %9.0f rows/s %8.1f MB/s (to Go %.0f + from Go %.0f)  %5.2f s  CPU s: JVM %.1f (driving thread %.1f, reader thread %.2f) Go %.1f%n",
                         payloadChars, tag, r.rowsPerSecond(), r.mbPerSecond(), toGo / seconds / 1e6, fromGo[0] / seconds / 1e6,
-                        seconds, jvmCpu, taskCpu, goCpu);
+                        seconds, jvmCpu, taskCpu, readerCpu, goCpu);
                 return r;
             } finally {
                 s.close(true, 10_000);

@@ -22,7 +22,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -41,6 +40,7 @@ import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 import org.apache.flink.types.Row;
 
 import io.flinkgo.shim.arrow.BatchWriter;
+import io.flinkgo.shim.arrow.KeyBytes;
 import io.flinkgo.shim.arrow.OutputReader;
 import io.flinkgo.shim.arrow.SchemaIO;
 import io.flinkgo.shim.arrow.TypeMapping;
@@ -112,7 +112,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
 
     // Keys.
     private transient TypeSerializer<Object> keySerializer;
-    private transient DataOutputSerializer keyBytes;
+    private transient KeyBytes keyBytes;
     /**
      * The keyed backend when it already computes the current key's key group (Flink's heap and
      * RocksDB backends, on every record); null: the operator computes it.
@@ -182,7 +182,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         @SuppressWarnings("unchecked")
         TypeSerializer<Object> ks = (TypeSerializer<Object>) getKeyedStateBackend().getKeySerializer();
         keySerializer = ks.duplicate();
-        keyBytes = new DataOutputSerializer(64);
+        keyBytes = new KeyBytes(keySerializer);
         TaskInfo task = getRuntimeContext().getTaskInfo();
         maxParallelism = task.getMaxNumberOfParallelSubtasks();
         keyGroups = KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
@@ -311,13 +311,12 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
             checkFailure();
         }
         Object key = getCurrentKey();
-        keyBytes.clear();
-        keySerializer.serialize(key, keyBytes);
+        keyBytes.serialize(key);
         // Flink set the current key (and its key group) before this call; hashing the key again
         // cost about 5 % of the task thread.
         int kg = keyContext != null ? keyContext.getCurrentKeyGroupIndex()
                 : KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
-        batch.append(kg, keyBytes.getSharedBuffer(), keyBytes.length(), element.hasTimestamp(), element.getTimestamp(),
+        batch.append(kg, keyBytes.buffer(), keyBytes.length(), element.hasTimestamp(), element.getTimestamp(),
                 element.getValue());
         credit--;
         if (batch.rows() >= batchRows || batch.bytes() >= batchBytes || credit <= 0 || batchTimeoutMs == 0) {

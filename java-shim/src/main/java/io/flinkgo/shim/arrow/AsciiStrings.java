@@ -39,14 +39,22 @@ final class AsciiStrings {
             return null;
         }
         byte[] b = (byte[]) VALUE.get(s);
-        long acc = 0;
+        // Four independent accumulators, so the loads do not wait on one chain of ORs: 8.5 ns
+        // for 170 chars where one took 12.6 (benchmarks/bridge/README.md, twentieth session).
+        long a0 = 0, a1 = 0, a2 = 0, a3 = 0;
         int i = 0;
+        for (; i + 32 <= b.length; i += 32) {
+            a0 |= (long) I64.get(b, i);
+            a1 |= (long) I64.get(b, i + 8);
+            a2 |= (long) I64.get(b, i + 16);
+            a3 |= (long) I64.get(b, i + 24);
+        }
         for (; i + 8 <= b.length; i += 8) {
-            acc |= (long) I64.get(b, i);
+            a0 |= (long) I64.get(b, i);
         }
         for (; i < b.length; i++) {
-            acc |= b[i];
+            a1 |= b[i];
         }
-        return (acc & 0x8080808080808080L) == 0 ? b : null;
+        return ((a0 | a1 | a2 | a3) & 0x8080808080808080L) == 0 ? b : null;
     }
 }

@@ -38,8 +38,8 @@ class AsciiStringsTest {
     @Test
     void anyCharacterBeyondAsciiAnywhereMeansNoFastPath() {
         // Latin-1 strings (one byte per char, é is 0xE9) and UTF-16 ones (Ł is U+0141, whose low
-        // byte 0x41 is 'A'), the odd char at every place around the 8-byte steps.
-        for (int n = 1; n <= 20; n++) {
+        // byte 0x41 is 'A'), the odd char at every place around the 8- and 32-byte steps.
+        for (int n = 1; n <= 80; n++) {
             for (int at = 0; at < n; at++) {
                 for (char c : new char[] {'é', '\u0080', 'Ł', '\uD83D'}) {
                     char[] cs = "a".repeat(n).toCharArray();

@@ -385,7 +385,15 @@ public final class BridgeBench {
         private final Map<Long, Double> goCpu = new ConcurrentHashMap<>();
 
         RssSampler(String binary) {
-            this.binary = binary;
+            // The command line starts with the executable's real path (/proc/<pid>/exe), not
+            // with the path the job was given (which may hold "..", or a symlink).
+            String real;
+            try {
+                real = Path.of(binary).toRealPath().toString();
+            } catch (java.io.IOException e) {
+                real = Path.of(binary).toAbsolutePath().normalize().toString();
+            }
+            this.binary = real;
         }
 
         void reset() {

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# The bridge benchmark: Flink map vs the Go passthrough agent on one MiniCluster, same run, same
-# machine (see README.md). Builds bin/flinkgo-testagent and the shim's test classes, runs
-# io.flinkgo.shim.bench.BridgeBench, then (PROFILE=1, the default) a profiled bridge-only run
-# with JFR (JVM) and go.cpuprofile (Go), and writes RESULTS.md beside this script.
+# The bridge benchmark: Flink map vs the Go passthrough agent on a MiniCluster, same machine (see
+# README.md). Builds bin/flinkgo-testagent and the shim's test classes, runs
+# io.flinkgo.shim.bench.BridgeBench in rounds of one JVM per pipeline (a map JVM and a bridge JVM
+# back to back, alternating which goes first), each JVM running a warm-up and one run per
+# parallelism, then puts the runs in one table (BridgeBench's bench.report); then (PROFILE=1, the
+# default) a profiled bridge-only run with JFR (JVM) and go.cpuprofile (Go), and writes RESULTS.md
+# beside this script.
 #
-# Usage: benchmarks/bridge/run.sh   (from anywhere; about 4 minutes on 2 cores)
-#   ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1 HOP=1   (the defaults; HOP=1 adds HopBench
-#   by row size, HOP_PAYLOADS and HOP_BYTES, and the job with SWEEP_PAYLOAD-character payloads)
+# Usage: benchmarks/bridge/run.sh   (from anywhere; about 10 minutes on 2 cores)
+#   ROWS=16000000 WARMUP_ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1 HOP=1   (the defaults;
+#   HOP=1 adds HopBench by row size, HOP_PAYLOADS and HOP_BYTES, and the job with
+#   SWEEP_PAYLOAD-character payloads)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/benchmarks/bridge
 out=$here/RESULTS.md
-ROWS=${ROWS:-4000000}
+ROWS=${ROWS:-16000000}
+WARMUP_ROWS=${WARMUP_ROWS:-4000000}
 PARALLELISM=${PARALLELISM:-1,2}
 REPEATS=${REPEATS:-3}
 PROFILE=${PROFILE:-1}
@@ -34,20 +39,44 @@ bench() { # extra -D arguments
   $MVN -Pbench exec:exec -Dflinkgo.testagent="$agent" "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g' |
     grep --line-buffered -E '^(map|bridge)-p|^Exception|^Caused|ERROR' || true
 }
-cmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$ROWS -Dbench.parallelism=$PARALLELISM -Dbench.repeats=$REPEATS -Dbench.out=<table>"
+# rounds <label> <rows> <warm-up rows> [-D...]: REPEATS rounds; round r runs a map JVM and a bridge
+# JVM (bridge first when r is odd), each a warm-up at p=1 and one run per parallelism, appending
+# to $work/<label>.tsv; then the table of them all in $work/<label>.md. One JVM per pipeline: in
+# a JVM that has run the bridge, the map job is up to 40 % slower (README.md, "One JVM per
+# pipeline").
+rounds() {
+  local label=$1 rows=$2 warm=$3 r pl order
+  shift 3
+  : >"$work/$label.tsv"
+  for ((r = 0; r < REPEATS; r++)); do
+    order="map bridge"
+    if ((r % 2 == 1)); then order="bridge map"; fi
+    for pl in $order; do
+      bench -Dbench.pipelines="$pl" -Dbench.rows="$rows" -Dbench.warmupRows="$warm" -Dbench.parallelism="$PARALLELISM" \
+        -Dbench.repeats=1 -Dbench.roundBase="$r" -Dbench.runsOut="$work/$label.tsv" "$@"
+    done
+  done
+  $MVN -Pbench exec:exec -Dflinkgo.testagent="$agent" -Dbench.report="$work/$label.tsv" -Dbench.out="$work/$label.md" >/dev/null
+  [ -s "$work/$label.md" ] || { echo "the benchmark wrote no figures for $label; see the output above" >&2; exit 1; }
+}
+roundcmd() { # the command of one JVM of a round, for RESULTS.md
+  echo "for r in 0..$((REPEATS - 1)): for pl in map bridge (bridge first when r is odd):"
+  echo "  mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.pipelines=\$pl -Dbench.rows=$1 -Dbench.warmupRows=$2 -Dbench.parallelism=$PARALLELISM -Dbench.repeats=1 -Dbench.roundBase=\$r -Dbench.runsOut=<runs.tsv>${3:+ $3}"
+  echo "mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.report=<runs.tsv> -Dbench.out=<table>"
+}
+cmd=$(roundcmd "$ROWS" "$WARMUP_ROWS")
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
-bench -Dbench.rows="$ROWS" -Dbench.parallelism="$PARALLELISM" -Dbench.repeats="$REPEATS" -Dbench.out="$work/table.md" | tee "$work/runs.txt"
+rounds table "$ROWS" "$WARMUP_ROWS" | tee "$work/runs.txt"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-[ -s "$work/table.md" ] || { echo "the benchmark wrote no figures; see the output above" >&2; exit 1; }
 
 if [ "$PROFILE" = 1 ]; then
   jh=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
   # JFR's profile settings, sampling Java every 2 ms instead of 10 ms.
   sed 's|method-sampling-java-interval">10 ms<|method-sampling-java-interval">2 ms<|' "$jh/lib/jfr/profile.jfc" >"$work/sample.jfc"
-  pcmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$ROWS -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge -Dbench.profileDir=<dir> \"-Dbench.jvmArgs=-Xms1g -Xmx1g -XX:StartFlightRecording=filename=<dir>/jvm.jfr,settings=<profile.jfc with 2 ms sampling>\""
-  bench -Dbench.rows="$ROWS" -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge \
+  pcmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$ROWS -Dbench.warmupRows=$WARMUP_ROWS -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge -Dbench.profileDir=<dir> \"-Dbench.jvmArgs=-Xms1g -Xmx1g -XX:StartFlightRecording=filename=<dir>/jvm.jfr,settings=<profile.jfc with 2 ms sampling>\""
+  bench -Dbench.rows="$ROWS" -Dbench.warmupRows="$WARMUP_ROWS" -Dbench.parallelism=1 -Dbench.repeats=1 -Dbench.pipelines=bridge \
     -Dbench.profileDir="$work" "-Dbench.jvmArgs=-Xms1g -Xmx1g -XX:StartFlightRecording=filename=$work/jvm.jfr,settings=$work/sample.jfc" |
     tee "$work/profiled.txt"
   go tool pprof -top -cum -nodecount=40 "$agent" "$work"/go-bridge-p1-r0.pprof.0 2>/dev/null | sed -n '1,50p' >"$work/go-top.txt" || true
@@ -61,9 +90,8 @@ if [ "$HOP" = 1 ]; then
     "-Dbench.jvmArgs=-Xms1g -Xmx1g -Dhop.payloads=$HOP_PAYLOADS -Dhop.bytes=$HOP_BYTES -Dhop.repeats=$REPEATS -Dhop.out=$work/hop.md" 2>&1 |
     sed -u 's/\x1b\[[0-9;]*m//g' | grep --line-buffered -E '^hop-|^Exception|^Caused|ERROR' | tee "$work/hop-runs.txt" || true
   # The same job with bigger rows: where the per-row costs stop dominating.
-  bench -Dbench.rows="$SWEEP_ROWS" -Dbench.parallelism="$PARALLELISM" -Dbench.repeats="$REPEATS" \
-    -Dbench.payloadChars="$SWEEP_PAYLOAD" -Dbench.out="$work/sweep.md" | tee "$work/sweep-runs.txt"
-  scmd="mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.rows=$SWEEP_ROWS -Dbench.parallelism=$PARALLELISM -Dbench.repeats=$REPEATS -Dbench.payloadChars=$SWEEP_PAYLOAD -Dbench.out=<table>"
+  rounds sweep "$SWEEP_ROWS" "$SWEEP_ROWS" -Dbench.payloadChars="$SWEEP_PAYLOAD" | tee "$work/sweep-runs.txt"
+  scmd=$(roundcmd "$SWEEP_ROWS" "$SWEEP_ROWS" "-Dbench.payloadChars=$SWEEP_PAYLOAD")
 fi
 seconds=$(( $(date +%s) - start ))
 
@@ -91,7 +119,7 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
   echo "## Command"
   echo
   echo '```'
-  echo "ROWS=$ROWS PARALLELISM=$PARALLELISM REPEATS=$REPEATS PROFILE=$PROFILE HOP=$HOP benchmarks/bridge/run.sh"
+  echo "ROWS=$ROWS WARMUP_ROWS=$WARMUP_ROWS PARALLELISM=$PARALLELISM REPEATS=$REPEATS PROFILE=$PROFILE HOP=$HOP benchmarks/bridge/run.sh"
   echo "# which runs, in java-shim/:"
   echo "$cmd"
   echo '```'
@@ -100,7 +128,7 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
   echo
   cat "$work/table.md"
   echo
-  echo "Every run (warm-up first; rows/s over first→last row at the sinks):"
+  echo "Every run, in the order run (each JVM's warm-up first; rows/s over first→last row at the sinks):"
   echo
   echo '```'
   cat "$work/runs.txt"

@@ -57,7 +57,15 @@ import io.flinkgo.shim.GoAgents;
  * bench.pipelines} ({@code map,bridge} by default; {@code bridge@k=v;k=v} is the bridge with more
  * agent options, so that two settings alternate in one JVM), {@code bench.order} ({@code rounds}, the
  * default: round r runs each pipeline once, back to back, in alternating order, and the table
- * also gives the ratio per round; {@code blocks}: all runs of one pipeline, then the next).
+ * also gives the ratio per round; {@code blocks}: all runs of one pipeline, then the next),
+ * {@code bench.roundBase} (the first round's number in the run names; default 0), {@code
+ * bench.runsOut} (a file the measured runs are appended to, one tab-separated line each).
+ *
+ * <p>{@code bench.report=<file>} makes no runs: it prints (and writes to {@code bench.out}) the
+ * table of the runs collected in {@code <file>} by {@code bench.runsOut}, typically from one JVM
+ * per pipeline and round, as benchmarks/bridge/run.sh does. One JVM that runs both pipelines
+ * slows the map job down once the bridge has run in it (JIT profiles of the code both share):
+ * the map job alone ran at 3.7-4.1 M rows/s, after bridge runs in the same JVM at 2.3-3.0 M.
  */
 public final class BridgeBench {
     static final int KEYS = 10_000;
@@ -172,6 +180,11 @@ public final class BridgeBench {
     }
 
     public static void main(String[] args) throws Exception {
+        String report = System.getProperty("bench.report", "");
+        if (!report.isBlank()) {
+            report(Path.of(report), System.getProperty("bench.out", ""));
+            return;
+        }
         String binary = System.getProperty("flinkgo.testagent", "");
         if (binary.isBlank() || !Files.isExecutable(Path.of(binary))) {
             throw new IllegalArgumentException("set -Dflinkgo.testagent to the absolute path of bin/flinkgo-testagent; got '" + binary + "'");
@@ -182,6 +195,8 @@ public final class BridgeBench {
                 .map(String::trim).mapToInt(Integer::parseInt).toArray();
         String out = System.getProperty("bench.out", "");
         boolean rounds = !System.getProperty("bench.order", "rounds").equals("blocks");
+        int roundBase = Integer.getInteger("bench.roundBase", 0);
+        String runsOut = System.getProperty("bench.runsOut", "");
 
         InMemoryReporter reporter = InMemoryReporter.createWithRetainedMetrics();
         Configuration conf = reporter.addToConfiguration(new Configuration());
@@ -233,15 +248,18 @@ public final class BridgeBench {
                             java.util.Collections.reverse(order);
                         }
                         for (String pipeline : order) {
-                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + r));
+                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + (roundBase + r)));
                         }
                     }
                 } else {
                     for (String pipeline : pipelines) {
                         for (int r = 0; r < repeats; r++) {
-                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + r));
+                            byPipeline.get(pipeline).add(run(cluster, reporter, sampler, binary, pipeline, p, rows, "r" + (roundBase + r)));
                         }
                     }
+                }
+                if (!runsOut.isBlank()) {
+                    appendRuns(Path.of(runsOut), byPipeline.values(), roundBase);
                 }
                 for (List<Result> rs : byPipeline.values()) {
                     results.add(median(rs));
@@ -258,6 +276,82 @@ public final class BridgeBench {
             }
         }
         String table = table(results, rows, repeats, rounds ? roundRatios : Map.of());
+        System.out.println(table);
+        if (!out.isBlank()) {
+            Files.writeString(Path.of(out), table);
+        }
+    }
+
+    /**
+     * Appends the measured runs, one tab-separated line each (round, then the {@link Result}'s
+     * fields), so that runs made in separate JVMs can be put in one table ({@link #report}).
+     */
+    static void appendRuns(Path file, java.util.Collection<List<Result>> runs, int roundBase) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (List<Result> rs : runs) {
+            for (int r = 0; r < rs.size(); r++) {
+                Result x = rs.get(r);
+                b.append(String.format(Locale.ROOT, "%d\t%s\t%d\t%d\t%.9f\t%d\t%d\t%d\t%d\t%.3f\t%.3f%n", roundBase + r,
+                        x.pipeline(), x.parallelism(), x.rows(), x.seconds(), x.bytesToGo(), x.bytesFromGo(),
+                        x.goRssPeak(), x.jvmRssPeak(), x.goCpu(), x.jvmCpu()));
+            }
+        }
+        Files.writeString(file, b, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    }
+
+    /**
+     * {@code bench.report}: the table of runs that {@code bench.runsOut} collected, typically from
+     * one JVM per pipeline and round (benchmarks/bridge/run.sh): medians per parallelism and
+     * pipeline, and the ratio of the map and bridge runs of each round.
+     */
+    static void report(Path runs, String out) throws IOException {
+        Map<Integer, Map<String, Map<Integer, Result>>> byP = new java.util.TreeMap<>();
+        int lineNo = 0;
+        for (String line : Files.readAllLines(runs)) {
+            lineNo++;
+            if (line.isBlank()) {
+                continue;
+            }
+            String[] f = line.split("\t");
+            if (f.length != 11) {
+                throw new IllegalArgumentException(runs + ":" + lineNo + ": want 11 tab-separated fields (as bench.runsOut writes), got " + f.length);
+            }
+            Result r = new Result(f[1], Integer.parseInt(f[2]), Long.parseLong(f[3]), Double.parseDouble(f[4]),
+                    Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]),
+                    Double.parseDouble(f[9]), Double.parseDouble(f[10]));
+            Result dup = byP.computeIfAbsent(r.parallelism(), k -> new java.util.TreeMap<>((a, b) -> a.equals(b) ? 0 : a.equals("map") ? -1 : b.equals("map") ? 1 : a.compareTo(b)))
+                    .computeIfAbsent(r.pipeline(), k -> new java.util.TreeMap<>()).put(Integer.parseInt(f[0]), r);
+            if (dup != null) {
+                throw new IllegalArgumentException(runs + ":" + lineNo + ": a second run of " + r.pipeline() + " at p=" + r.parallelism() + " in round " + f[0]);
+            }
+        }
+        if (byP.isEmpty()) {
+            throw new IllegalArgumentException(runs + " holds no runs");
+        }
+        List<Result> medians = new ArrayList<>();
+        Map<Integer, List<Double>> roundRatios = new java.util.TreeMap<>();
+        long rows = 0;
+        int repeats = Integer.MAX_VALUE;
+        for (Map.Entry<Integer, Map<String, Map<Integer, Result>>> e : byP.entrySet()) {
+            for (Map<Integer, Result> rs : e.getValue().values()) {
+                medians.add(median(new ArrayList<>(rs.values())));
+                repeats = Math.min(repeats, rs.size());
+                rows = rs.values().iterator().next().rows();
+            }
+            Map<Integer, Result> maps = e.getValue().get("map");
+            Map<Integer, Result> bridges = e.getValue().get("bridge");
+            if (maps != null && bridges != null) {
+                List<Double> ratios = new ArrayList<>();
+                for (Map.Entry<Integer, Result> m : maps.entrySet()) {
+                    Result g = bridges.get(m.getKey());
+                    if (g != null) {
+                        ratios.add(g.rowsPerSecond() / m.getValue().rowsPerSecond());
+                    }
+                }
+                roundRatios.put(e.getKey(), ratios);
+            }
+        }
+        String table = table(medians, rows, repeats, roundRatios, "a map JVM and a bridge JVM back to back");
         System.out.println(table);
         if (!out.isBlank()) {
             Files.writeString(Path.of(out), table);
@@ -325,6 +419,10 @@ public final class BridgeBench {
     }
 
     static String table(List<Result> results, long rows, int repeats, Map<Integer, List<Double>> roundRatios) {
+        return table(results, rows, repeats, roundRatios, "a map run and a bridge run back to back");
+    }
+
+    static String table(List<Result> results, long rows, int repeats, Map<Integer, List<Double>> roundRatios, String round) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "%d rows per run, median of %d runs (by rows/s).%n%n", rows, repeats));
         b.append("| parallelism | pipeline | rows/s | bridge / map | Arrow hop MB/s (to Go + from Go) | bytes/row (to + from) | Go RSS peak (all processes) | JVM RSS peak | CPU s (JVM + Go) |\n");
@@ -366,8 +464,8 @@ public final class BridgeBench {
                     each.append(each.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", x));
                 }
                 double med = sorted.get(sorted.size() / 2);
-                b.append(String.format(Locale.ROOT, "  - per round (a map run and a bridge run back to back): %s; median %.2f: %s%n",
-                        each, med, verdict(med, 0.5)));
+                b.append(String.format(Locale.ROOT, "  - per round (%s): %s; median %.2f: %s%n",
+                        round, each, med, verdict(med, 0.5)));
             }
         }
         return b.toString();

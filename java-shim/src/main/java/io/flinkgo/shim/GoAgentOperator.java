@@ -47,6 +47,7 @@ import io.flinkgo.shim.arrow.TypeMapping;
 import io.flinkgo.shim.runtime.Channel;
 import io.flinkgo.shim.runtime.GoProcessException;
 import io.flinkgo.shim.runtime.GoSession;
+import io.flinkgo.shim.runtime.TaskThreadLocals;
 import io.flinkgo.shim.runtime.RawSections;
 import io.flinkgo.shim.wire.ErrorCode;
 import io.flinkgo.shim.wire.Frame;
@@ -167,6 +168,7 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
 
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
+        TaskThreadLocals.claimStringBuffer(); // before any socket operation on this thread
         super.initializeState(context);
         GoAgentConfig cfg = spec.config;
         batchRows = cfg.get(GoAgentOptions.GO_BATCH_SIZE);

@@ -259,6 +259,9 @@ type Row struct {
 	gen uint64
 }
 
+// Pos returns the row's position in its batch.
+func (r *Row) Pos() int { return r.i }
+
 func (r *Row) check() {
 	if r.b.gen != r.gen {
 		panic("arrowio: Row used after its Batch was released")

@@ -241,6 +241,24 @@ func (b *OutputBuilder) Columns() []Column { return b.w.user.columns() }
 // Len returns the number of rows appended since the last Flush.
 func (b *OutputBuilder) Len() int { return b.w.rows }
 
+// AsIs returns how many of the pending rows were taken as they are
+// (AppendRow of a row with the output's types and its own timestamp, not
+// copied yet): all of them or none, except while the first rows come in.
+func (b *OutputBuilder) AsIs() int { return b.w.segRows }
+
+// DropAsIs forgets the pending rows if all were taken as they are (the
+// caller sends them another way) and reports whether it did; otherwise it
+// changes nothing.
+func (b *OutputBuilder) DropAsIs() bool {
+	w := b.w
+	if w.segRows == 0 || w.segRows != w.rows {
+		return false
+	}
+	w.rows = 0
+	w.clearSegs()
+	return true
+}
+
 // Append adds one output row: its timestamp (hasTS false: null) and one
 // value per output column. Values are of the value domain (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any) plus time.Time for

@@ -27,6 +27,7 @@ type batchRef struct {
 	left    atomic.Int32
 	payload []byte       // the DATA payload b reads in place
 	pool    *payloadPool // where payload goes back if b lent nothing
+	seq     int64        // the number of the batch's first row (rows counted from 0 over all DATA)
 }
 
 // batchRow is an input row handed to the core: a zero-copy view into its
@@ -134,7 +135,7 @@ func (s *server) run(ctx context.Context) error {
 		}
 	}
 	st := l.core.Stats()
-	s.log.Info("stopped", "rows_in", l.rowsIn, "rows_out", l.w.outRows.Load(), "output_frames", l.w.outFrames.Load(),
+	s.log.Info("stopped", "rows_in", l.rowsIn, "rows_out", l.w.outRows.Load(), "rows_out_by_reference", l.w.refRows.Load(), "output_frames", l.w.outFrames.Load(),
 		"actions", st.ActionsExecuted, "inputs_in_flight", st.QueuedInputs, "err", err)
 	return err
 }
@@ -262,9 +263,10 @@ func (l *loop) refill() {
 	l.credit += give
 	if k := len(l.pending); k > 0 && l.pending[k-1].kind == outCredit {
 		l.pending[k-1].n += give
+		l.pending[k-1].ts = l.window
 		return
 	}
-	l.pending = append(l.pending, outItem{kind: outCredit, n: give})
+	l.pending = append(l.pending, outItem{kind: outCredit, n: give, ts: l.window})
 }
 
 // flushPending hands the pending items to the writer.
@@ -344,7 +346,7 @@ func (l *loop) handle(m inMsg) (closed bool, err error) {
 // checked in full first: nothing of a bad batch is applied.
 func (l *loop) data(b *arrowio.Batch, payload []byte) error {
 	n := b.Len()
-	ref := &batchRef{b: b, payload: payload, pool: &l.s.payloads}
+	ref := &batchRef{b: b, payload: payload, pool: &l.s.payloads, seq: l.rowsIn}
 	reject := func(err error) error {
 		ref.free()
 		return err

@@ -33,7 +33,7 @@ const (
 // the writer goroutine.
 type outItem struct {
 	kind     outKind
-	ts       int64 // outRow: input timestamp; outWmAck: watermark
+	ts       int64 // outRow: input timestamp; outWmAck: watermark; outCredit: the credit window
 	hasTS    bool
 	values   []any               // outRow, in output-column order
 	row      operator.Row        // outRow emitted as a Row (Context.EmitRow, NewOutputRow); values nil
@@ -83,14 +83,22 @@ type writer struct {
 	// released with one atomic add (the core goroutine adds to the same
 	// counter).
 	held []batchHold
-	hdr  []byte      // writeParts' frame header
-	iov  net.Buffers // writeParts' gathering write
+	// By reference (OPEN's output_refs): refs is on; granted: credit rows
+	// sent, READY's included; horizon: the last keep_from sent; keep: the
+	// latest credit window; runs: the pending rows as OUTPUT_REF runs
+	// (first, count), valid while every pending row was taken as it is.
+	refs             bool
+	granted, horizon int64
+	keep             int64
+	runs             []int64
+	hdr              []byte      // writeParts' frame header
+	iov              net.Buffers // writeParts' gathering write
 
 	done   chan struct{} // closed when run returns
 	failed chan struct{} // closed when run fails, before it reports the failure
 	err    error         // why run returned (nil: queue closed, all sent); read after done
 
-	outRows, outFrames, outBytes atomic.Int64
+	outRows, outFrames, outBytes, refRows atomic.Int64
 }
 
 func newWriter(s *server) *writer {
@@ -100,6 +108,7 @@ func newWriter(s *server) *writer {
 		maxRows: s.set.outRows, maxBytes: min(s.set.outBytes, s.maxFrame/2),
 		linger: time.Duration(s.set.lingerMs) * time.Millisecond, done: make(chan struct{}), failed: make(chan struct{}),
 		metricsEvery: time.Duration(s.set.metricsMs) * time.Millisecond,
+		refs:         s.open.OutputRefs, granted: s.set.initialCredit(), keep: s.set.initialCredit(),
 	}
 	if w.metricsEvery > 0 {
 		// newWriter runs on the core goroutine (Serve's): the core may be
@@ -298,6 +307,7 @@ func (w *writer) handle(it *outItem) error {
 		return nil
 	case outCredit:
 		w.credit += it.n
+		w.keep = it.ts
 		return nil
 	case outWmAck:
 		return w.control(&WmAck{TS: it.ts})
@@ -324,7 +334,11 @@ func (w *writer) appendRow(it *outItem) (int, error) {
 	case nil:
 		return approxSize(it.values), w.ob.Append(it.ts, it.hasTS, it.values)
 	case *batchRow:
+		asIs := w.ob.AsIs()
 		size, err := r.SizeHint(), w.ob.AppendRow(it.ts, it.hasTS, r.Row)
+		if w.refs && err == nil && w.ob.AsIs() > asIs {
+			w.addRun(r.ref.seq + int64(r.Pos()))
+		}
 		if n := len(w.held); n > 0 && w.held[n-1].ref == r.ref {
 			w.held[n-1].n++
 		} else {
@@ -337,6 +351,49 @@ func (w *writer) appendRow(it *outItem) (int, error) {
 		rel.Release()
 	}
 	return approxSize(vals), w.ob.Append(it.ts, it.hasTS, vals)
+}
+
+// addRun adds input row seq to the OUTPUT_REF runs.
+func (w *writer) addRun(seq int64) {
+	if n := len(w.runs); n > 0 && w.runs[n-2]+w.runs[n-1] == seq {
+		w.runs[n-1]++
+		return
+	}
+	w.runs = append(w.runs, seq, 1)
+}
+
+// sendRefs sends the pending rows as OUTPUT_REF if they can go by
+// reference: every one taken as it is, none before the horizon (the
+// operator may have dropped those). Otherwise it changes nothing and the
+// rows go as values.
+func (w *writer) sendRefs() (bool, error) {
+	if len(w.runs) == 0 || w.ob.AsIs() != w.ob.Len() {
+		return false, nil
+	}
+	for i := 0; i < len(w.runs); i += 2 {
+		if w.runs[i] < w.horizon {
+			return false, nil
+		}
+	}
+	w.ob.DropAsIs()
+	m := OutputRef{Runs: w.runs}
+	w.ctl = m.AppendMsgpack(w.ctl[:0])
+	n := len(w.ctl)
+	w.hdr = AppendFrameHeader(w.hdr[:0], FrameOutputRef, n)
+	_, err := w.bw.Write(w.hdr)
+	if err == nil {
+		_, err = w.bw.Write(w.ctl)
+	}
+	w.releaseHeld()
+	if err != nil {
+		return true, fmt.Errorf("bridge: sending OUTPUT_REF: %w", err)
+	}
+	w.outRows.Add(int64(w.rows))
+	w.refRows.Add(int64(w.rows))
+	w.outFrames.Add(1)
+	w.outBytes.Add(int64(n + FrameHeaderLen))
+	w.rows, w.estBytes = 0, 0
+	return true, nil
 }
 
 // batchHold is n holds on one DATA batch.
@@ -380,6 +437,13 @@ func (w *writer) writeControl(m ControlFrame) error {
 func (w *writer) flushRows() error {
 	if w.rows == 0 {
 		return nil
+	}
+	if w.refs {
+		sent, err := w.sendRefs()
+		w.runs = w.runs[:0]
+		if sent || err != nil {
+			return err
+		}
 	}
 	var sent int
 	var werr error // the write's, as opposed to the encoder's
@@ -456,7 +520,14 @@ func (w *writer) writeCredit() error {
 	if w.credit == 0 {
 		return nil
 	}
-	if err := w.writeControl(&Credit{Rows: w.credit}); err != nil {
+	w.granted += w.credit
+	if w.refs {
+		// The operator keeps the rows from the horizon on, at most the
+		// window and two OUTPUT batches of rows (so that rows emitted a
+		// little after their credit came back still go by reference).
+		w.horizon = max(w.horizon, w.granted-w.keep-2*int64(w.maxRows))
+	}
+	if err := w.writeControl(&Credit{Rows: w.credit, KeepFrom: w.horizon}); err != nil {
 		return err
 	}
 	w.credit = 0

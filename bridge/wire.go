@@ -41,6 +41,7 @@ const (
 	FrameEndInput           FrameType = 0x19 // JVM→Go
 	FrameEndAck             FrameType = 0x1A // Go→JVM
 	FrameMetrics            FrameType = 0x1B // Go→JVM
+	FrameOutputRef          FrameType = 0x1C // Go→JVM, only after OPEN's output_refs
 	FrameError              FrameType = 0x7E // both directions
 	FrameClose              FrameType = 0x7F // JVM→Go
 )
@@ -50,7 +51,7 @@ var frameNames = map[FrameType]string{
 	FrameReady: "READY", FrameData: "DATA", FrameCredit: "CREDIT", FrameOutput: "OUTPUT",
 	FrameWatermark: "WATERMARK", FrameWmAck: "WM_ACK", FrameBarrier: "BARRIER", FrameSnapshot: "SNAPSHOT",
 	FrameCheckpointComplete: "CHECKPOINT_COMPLETE", FrameCheckpointAborted: "CHECKPOINT_ABORTED",
-	FrameEndInput: "END_INPUT", FrameEndAck: "END_ACK", FrameMetrics: "METRICS", FrameError: "ERROR", FrameClose: "CLOSE",
+	FrameEndInput: "END_INPUT", FrameEndAck: "END_ACK", FrameMetrics: "METRICS", FrameOutputRef: "OUTPUT_REF", FrameError: "ERROR", FrameClose: "CLOSE",
 }
 
 // String returns the protocol name of the frame type, e.g. "RESTORE_DONE".

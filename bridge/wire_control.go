@@ -54,6 +54,8 @@ func NewControlFrame(t FrameType) ControlFrame {
 		return new(EndAck)
 	case FrameMetrics:
 		return new(Metrics)
+	case FrameOutputRef:
+		return new(OutputRef)
 	case FrameError:
 		return new(ErrorFrame)
 	case FrameClose:
@@ -225,13 +227,17 @@ type Open struct {
 	Attempt        int
 	InputSchema    []byte // Arrow IPC schema message
 	MaxFrame       int    // optional; 0: absent
+	// OutputRefs (optional): the operator keeps the input rows it sent and
+	// accepts OUTPUT_REF for rows emitted as they are (protocol.md,
+	// "OUTPUT_REF").
+	OutputRefs bool
 }
 
 // MinMaxFrame is the smallest max_frame OPEN may set.
 const MinMaxFrame = 1024
 
 var openKeys = []string{"agent", "options", "job_id", "operator_id", "subtask", "parallelism",
-	"max_parallelism", "key_group_start", "key_group_end", "attempt", "input_schema", "max_frame"}
+	"max_parallelism", "key_group_start", "key_group_end", "attempt", "input_schema", "max_frame", "output_refs"}
 
 func (m *Open) FrameType() FrameType { return FrameOpen }
 func (m *Open) Marshal() []byte      { return m.AppendMsgpack(nil) }
@@ -239,6 +245,9 @@ func (m *Open) Marshal() []byte      { return m.AppendMsgpack(nil) }
 func (m *Open) AppendMsgpack(b []byte) []byte {
 	n := 11
 	if m.MaxFrame != 0 {
+		n++
+	}
+	if m.OutputRefs {
 		n++
 	}
 	b = msgp.AppendMapLen(b, n)
@@ -263,6 +272,9 @@ func (m *Open) AppendMsgpack(b []byte) []byte {
 	b = msgp.AppendBin(appendKey(b, "input_schema"), m.InputSchema)
 	if m.MaxFrame != 0 {
 		b = msgp.AppendInt(appendKey(b, "max_frame"), int64(m.MaxFrame))
+	}
+	if m.OutputRefs {
+		b = msgp.AppendBool(appendKey(b, "output_refs"), true)
 	}
 	return b
 }
@@ -304,6 +316,8 @@ func (m *Open) Unmarshal(p []byte) error {
 		case 11:
 			v, err = r.int(MinMaxFrame, DefaultMaxFrame)
 			m.MaxFrame = int(v)
+		case 12:
+			m.OutputRefs, err = r.boolean()
 		}
 		return err
 	})

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -21,13 +22,15 @@ func sampleFrames() []ControlFrame {
 		&Open{Agent: "a", Options: map[string]string{"z": "1", "a": "2", "é": "3"}, JobID: "j", OperatorID: "o",
 			Subtask: 3, Parallelism: 4, MaxParallelism: 128, KeyGroupStart: 96, KeyGroupEnd: 127, Attempt: 0,
 			InputSchema: bytes.Repeat([]byte{1}, 300), MaxFrame: 1 << 20},
-		&Open{Agent: "a", Options: map[string]string{}, Subtask: 0, Parallelism: 1, MaxParallelism: 1, InputSchema: []byte{}},
+		&Open{Agent: "a", Options: map[string]string{}, Subtask: 0, Parallelism: 1, MaxParallelism: 1, InputSchema: []byte{}, OutputRefs: true},
 		&Restore{KeyGroup: 5, Section: []byte{1, 2, 3}},
 		&RestoreDone{Markers: [][]byte{{1}, {}, bytes.Repeat([]byte{2}, 70000)}},
 		&RestoreDone{Markers: [][]byte{}},
 		&Ready{OutputSchema: []byte{9}, Credit: 16384},
 		&Credit{Rows: 0},
 		&Credit{Rows: math.MaxInt64},
+		&Credit{Rows: 5, KeepFrom: 1 << 40},
+		&OutputRef{Runs: []int64{0, 1, 7, 4096, math.MaxInt64 - 9, 9}},
 		&Watermark{TS: math.MinInt64},
 		&Watermark{TS: -33},
 		&WmAck{TS: 1700000000000},
@@ -241,5 +244,27 @@ func TestProtocolErrorFrame(t *testing.T) {
 	var back ErrorFrame
 	if err := back.Unmarshal(f.Marshal()); err != nil || back.Err().Code != CodeVersionMismatch {
 		t.Fatal(err)
+	}
+}
+
+// TestOutputRefRejects: an OUTPUT_REF without pairs, with an empty run or
+// one past the largest row number is malformed, naming the problem.
+func TestOutputRefRejects(t *testing.T) {
+	for _, c := range []struct {
+		runs []int64
+		want string
+	}{
+		{[]int64{}, "pairs (first, count)"},
+		{[]int64{1, 2, 3}, "pairs (first, count)"},
+		{[]int64{4, 0}, "runs"},
+		{[]int64{-1, 3}, "runs"},
+		{[]int64{math.MaxInt64 - 1, 5}, "overflows"},
+	} {
+		p := (&OutputRef{Runs: c.runs}).Marshal()
+		_, err := DecodeControl(Frame{Type: FrameOutputRef, Payload: p})
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Code != CodeMalformedFrame || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("runs %v: %v; want malformed_frame naming %q", c.runs, err, c.want)
+		}
 	}
 }

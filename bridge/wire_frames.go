@@ -20,15 +20,75 @@ func decodeIntMap(t FrameType, p []byte, key string, lo, hi int64) (v int64, err
 	return v, err
 }
 
-// Credit is CREDIT (Go→JVM): rows the JVM may send in addition.
-type Credit struct{ Rows int64 }
+// Credit is CREDIT (Go→JVM): rows the JVM may send in addition. KeepFrom
+// (optional, only with OPEN's output_refs) is the reference horizon: the
+// operator may drop the input rows before it, and OUTPUT_REF refers to none
+// of them. It never decreases; 0 is absent.
+type Credit struct{ Rows, KeepFrom int64 }
 
-func (m *Credit) FrameType() FrameType          { return FrameCredit }
-func (m *Credit) Marshal() []byte               { return m.AppendMsgpack(nil) }
-func (m *Credit) AppendMsgpack(b []byte) []byte { return appendIntMap(b, "rows", m.Rows) }
-func (m *Credit) Unmarshal(p []byte) (err error) {
-	m.Rows, err = decodeIntMap(FrameCredit, p, "rows", 0, math.MaxInt64)
-	return err
+func (m *Credit) FrameType() FrameType { return FrameCredit }
+func (m *Credit) Marshal() []byte      { return m.AppendMsgpack(nil) }
+func (m *Credit) AppendMsgpack(b []byte) []byte {
+	if m.KeepFrom == 0 {
+		return appendIntMap(b, "rows", m.Rows)
+	}
+	b = msgp.AppendInt(appendKey(msgp.AppendMapLen(b, 2), "rows"), m.Rows)
+	return msgp.AppendInt(appendKey(b, "keep_from"), m.KeepFrom)
+}
+func (m *Credit) Unmarshal(p []byte) error {
+	*m = Credit{}
+	return decodeMap(FrameCredit, p, []string{"rows", "keep_from"}, 1, func(r *mpReader, k int) (err error) {
+		if k == 0 {
+			m.Rows, err = r.int(0, math.MaxInt64)
+		} else {
+			m.KeepFrom, err = r.int(0, math.MaxInt64)
+		}
+		return err
+	})
+}
+
+// OutputRef is OUTPUT_REF (Go→JVM): output rows that are input rows emitted
+// as they are, by reference. Runs holds pairs (first, count): count rows
+// from input row number first on (rows numbered from 0 in the order of the
+// DATA frames), each emitted with the input's own timestamp, in order.
+type OutputRef struct{ Runs []int64 }
+
+// MaxOutputRefRuns bounds the runs of one OUTPUT_REF.
+const MaxOutputRefRuns = 1 << 16
+
+func (m *OutputRef) FrameType() FrameType { return FrameOutputRef }
+func (m *OutputRef) Marshal() []byte      { return m.AppendMsgpack(nil) }
+func (m *OutputRef) AppendMsgpack(b []byte) []byte {
+	b = msgp.AppendArrayLen(appendKey(msgp.AppendMapLen(b, 1), "runs"), len(m.Runs))
+	for _, v := range m.Runs {
+		b = msgp.AppendInt(b, v)
+	}
+	return b
+}
+func (m *OutputRef) Unmarshal(p []byte) error {
+	*m = OutputRef{}
+	return decodeMap(FrameOutputRef, p, []string{"runs"}, 1, func(r *mpReader, _ int) error {
+		n, err := r.length("array")
+		if err != nil {
+			return err
+		}
+		if n == 0 || n%2 != 0 || n > 2*MaxOutputRefRuns {
+			return r.fail("runs holds %d integers; it must hold pairs (first, count), 1 to %d of them", n, MaxOutputRefRuns)
+		}
+		m.Runs = make([]int64, n)
+		for i := 0; i < n; i += 2 {
+			if m.Runs[i], err = r.int(0, math.MaxInt64); err != nil {
+				return err
+			}
+			if m.Runs[i+1], err = r.int(1, math.MaxInt32); err != nil {
+				return err
+			}
+			if m.Runs[i] > math.MaxInt64-m.Runs[i+1] {
+				return r.fail("run %d (first %d, count %d) overflows the row numbers", i/2, m.Runs[i], m.Runs[i+1])
+			}
+		}
+		return nil
+	})
 }
 
 // Watermark is WATERMARK (JVM→Go): an event-time watermark in ms.

@@ -37,7 +37,9 @@ import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
 
 import io.flinkgo.shim.arrow.BatchWriter;
 import io.flinkgo.shim.arrow.KeyBytes;
@@ -48,6 +50,7 @@ import io.flinkgo.shim.runtime.Channel;
 import io.flinkgo.shim.runtime.GoProcessException;
 import io.flinkgo.shim.runtime.GoSession;
 import io.flinkgo.shim.runtime.RawSections;
+import io.flinkgo.shim.runtime.SentRows;
 import io.flinkgo.shim.runtime.TaskThreadLocals;
 import io.flinkgo.shim.wire.ErrorCode;
 import io.flinkgo.shim.wire.Frame;
@@ -86,6 +89,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
 
     /** Counter metric: bytes of the frames received from the Go process after READY, headers included. */
     public static final String METRIC_BYTES_FROM_GO = "numBytesFromGo";
+
+    /** Counter metric: output rows that came back by reference (OUTPUT_REF, go.output.by.reference). */
+    public static final String METRIC_ROWS_BY_REFERENCE = "numRecordsFromGoByReference";
 
     // The Go process's own metrics (METRICS frames) are registered by GoMetrics, which names them.
 
@@ -132,7 +138,10 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private transient StreamRecord<Row> outRecord;
     private transient Counter bytesToGo;
     private transient Counter bytesFromGo;
+    private transient Counter rowsByReference;
     private transient GoMetrics goMetrics;
+    /** The input rows sent, for OUTPUT_REF; null: every output comes as values (go.output.by.reference). */
+    private transient SentRows sentRows;
 
     /**
      * Frames and the connection's end ({@link ConnectionEnd}), in arrival order: the reader thread
@@ -202,9 +211,11 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         outRecord = new StreamRecord<>(null);
         bytesToGo = getMetricGroup().counter(METRIC_BYTES_TO_GO);
         bytesFromGo = getMetricGroup().counter(METRIC_BYTES_FROM_GO);
+        rowsByReference = getMetricGroup().counter(METRIC_ROWS_BY_REFERENCE);
         goMetrics = new GoMetrics(getMetricGroup());
         pendingWatermarks = new ArrayDeque<>();
         snapshotsReady = new HashMap<>();
+        sentRows = outputByReference() ? new SentRows(batchRows * 4) : null;
 
         markerState = context.getOperatorStateStore().getUnionListState(
                 new ListStateDescriptor<>(MARKER_STATE, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
@@ -230,6 +241,28 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
         startSession(restores, markers);
     }
 
+    /**
+     * Whether output rows may come back by reference (OUTPUT_REF): asked for, the input is of Row
+     * type equal to the output's (so an input Row is a valid output Row), and object reuse is off
+     * (so the Row objects Flink hands in are not changed after processElement).
+     */
+    private boolean outputByReference() {
+        if (!spec.config.get(GoAgentOptions.GO_OUTPUT_BY_REFERENCE)) {
+            return false;
+        }
+        String why = null;
+        if (!(spec.inputType instanceof RowTypeInfo) || !spec.inputType.equals(TypeMapping.outputRowType(spec.outputRowType()))) {
+            why = "the input type " + spec.inputType + " is not the output type";
+        } else if (getExecutionConfig().isObjectReuseEnabled()) {
+            why = "object reuse is enabled";
+        }
+        if (why != null) {
+            LOG.info("Output rows come back from Go as values, not by reference: {}", why);
+            return false;
+        }
+        return true;
+    }
+
     private void startSession(List<Messages.Restore> restores, List<byte[]> markers) throws Exception {
         GoAgentConfig cfg = spec.config;
         TaskInfo task = getRuntimeContext().getTaskInfo();
@@ -246,7 +279,8 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                 keyGroups.getEndKeyGroup(),
                 task.getAttemptNumber(),
                 batch.schemaBytes(),
-                maxFrame);
+                maxFrame,
+                sentRows != null);
         String prefix = "[" + task.getTaskNameWithSubtasks() + "]";
         session = GoSession.start(new GoSession.StartSpec(
                 binary, prefix, Path.of(System.getProperty("java.io.tmpdir")), open, restores, markers,
@@ -320,6 +354,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                 : KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
         batch.append(kg, keyBytes.buffer(), keyBytes.length(), element.hasTimestamp(), element.getTimestamp(),
                 element.getValue());
+        if (sentRows != null) {
+            sentRows.add(element.getValue(), element.hasTimestamp(), element.getTimestamp());
+        }
         credit--;
         if (batch.rows() >= batchRows || batch.bytes() >= batchBytes || credit <= 0 || batchTimeoutMs == 0) {
             flush();
@@ -450,7 +487,22 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
     private void applyFrame(Frame f) throws Exception {
         switch (f.type()) {
             case CREDIT:
-                credit += Messages.Credit.decode(f.payload()).rows();
+                Messages.Credit c = Messages.Credit.decode(f.payload());
+                credit += c.rows();
+                if (sentRows != null) {
+                    sentRows.advance(c.keepFrom());
+                }
+                break;
+            case OUTPUT_REF:
+                if (sentRows == null) {
+                    throw protocolViolation(new ProtocolException(ErrorCode.UNEXPECTED_FRAME,
+                            "OUTPUT_REF, but OPEN did not offer output_refs"));
+                }
+                long[] runs = Messages.OutputRef.decode(f.payload()).runs();
+                for (int i = 0; i < runs.length; i += 2) {
+                    sentRows.emit(runs[i], runs[i + 1], this::emitReferenced);
+                    rowsByReference.inc(runs[i + 1]);
+                }
                 break;
             case OUTPUT:
                 try {
@@ -487,6 +539,22 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                 throw protocolViolation(new ProtocolException(ErrorCode.UNEXPECTED_FRAME,
                         f.type() + " is not sent by the Go process after READY"));
         }
+    }
+
+    /** Emits an input row that came back by reference, as OUTPUT would have made it (RowKind INSERT). */
+    private void emitReferenced(Object value, boolean hasTs, long ts) {
+        Row row = (Row) value;
+        if (row.getKind() != RowKind.INSERT) {
+            row = Row.copy(row);
+            row.setKind(RowKind.INSERT);
+        }
+        if (hasTs) {
+            outRecord.replace(row, ts);
+        } else {
+            outRecord.replace(row);
+            outRecord.eraseTimestamp();
+        }
+        output.collect(outRecord);
     }
 
     private void onWatermarkAck(long ts) throws Exception {

@@ -106,6 +106,13 @@ public final class GoAgentOptions {
             "go.close.timeout.ms", 10_000L, 0, Long.MAX_VALUE,
             "Milliseconds to wait for the Go process to exit after CLOSE before it is killed. Default: 10000.");
 
+    public static final AgentOption<Boolean> GO_OUTPUT_BY_REFERENCE = AgentOption.bool(
+            "go.output.by.reference", true,
+            "Input rows an action emits as they are come back from Go as references to the rows the operator"
+                    + " sent, not as values, when the input is of Row type and equal to the output type and object"
+                    + " reuse is off: the operator keeps the rows it sent until Go's horizon passes them (about one"
+                    + " credit window). false: every output row comes back as values. Default: true.");
+
     public static final AgentOption<Long> GO_MAX_FRAME_BYTES = AgentOption.bytes(
             "go.max.frame.bytes", 64L << 20, 64 << 10, 64L << 20,
             "Largest frame either side accepts (type byte + payload), 64 KiB .. 64 MiB (protocol limit). Default: 64 MiB.");
@@ -133,7 +140,7 @@ public final class GoAgentOptions {
                 KAFKA_ACTION_STATE_TOMBSTONE_ENABLED, KAFKA_ACTION_STATE_CLEANUP_CONTROL_TOPIC,
                 ERROR_HANDLING_STRATEGY, MAX_RETRIES, RETRY_WAIT_INTERVAL, NUM_ASYNC_THREADS, JOB_IDENTIFIER,
                 GO_BINARY, GO_AGENT, GO_BATCH_SIZE, GO_BATCH_BYTES, GO_BATCH_TIMEOUT_MS, GO_CREDIT_ROWS, GO_SOCKET_BUFFER_BYTES,
-                GO_MEMORY_LIMIT, GO_CLOSE_TIMEOUT_MS, GO_MAX_FRAME_BYTES, GO_STARTUP_TIMEOUT_MS,
+                GO_MEMORY_LIMIT, GO_CLOSE_TIMEOUT_MS, GO_OUTPUT_BY_REFERENCE, GO_MAX_FRAME_BYTES, GO_STARTUP_TIMEOUT_MS,
                 GO_BARRIER_TIMEOUT_MS, GO_END_TIMEOUT_MS)) {
             m.put(o.name(), o);
         }

@@ -19,6 +19,7 @@ public enum FrameType {
     END_INPUT(0x19),
     END_ACK(0x1A),
     METRICS(0x1B),
+    OUTPUT_REF(0x1C),
     ERROR(0x7E),
     CLOSE(0x7F);
 

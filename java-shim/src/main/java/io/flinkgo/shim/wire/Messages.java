@@ -50,9 +50,18 @@ public final class Messages {
             int keyGroupEnd,
             int attempt,
             byte[] inputSchema,
-            long maxFrame) {
+            long maxFrame,
+            boolean outputRefs) {
+        /** Without output_refs: the operator takes every output row as a value. */
+        public Open(String agent, Map<String, String> options, String jobId, String operatorId, int subtask,
+                int parallelism, int maxParallelism, int keyGroupStart, int keyGroupEnd, int attempt,
+                byte[] inputSchema, long maxFrame) {
+            this(agent, options, jobId, operatorId, subtask, parallelism, maxParallelism, keyGroupStart, keyGroupEnd,
+                    attempt, inputSchema, maxFrame, false);
+        }
+
         public byte[] encode() {
-            MsgMap.Writer w = new MsgMap.Writer(maxFrame > 0 ? 12 : 11).putString("agent", agent);
+            MsgMap.Writer w = new MsgMap.Writer(11 + (maxFrame > 0 ? 1 : 0) + (outputRefs ? 1 : 0)).putString("agent", agent);
             // Sorted by UTF-8 bytes (= code point order; String.compareTo is UTF-16 order) so that
             // identical OPENs are byte-identical on both sides.
             Map<String, String> sorted = new TreeMap<>(Messages::compareCodePoints);
@@ -71,6 +80,9 @@ public final class Messages {
             if (maxFrame > 0) {
                 w.putLong("max_frame", maxFrame);
             }
+            if (outputRefs) {
+                w.putBool("output_refs", true);
+            }
             return w.toByteArray();
         }
 
@@ -88,7 +100,8 @@ public final class Messages {
                     m.getInt("key_group_end"),
                     m.getInt("attempt"),
                     m.getBinary("input_schema"),
-                    m.has("max_frame") ? m.getLong("max_frame") : 0L);
+                    m.has("max_frame") ? m.getLong("max_frame") : 0L,
+                    m.has("output_refs") && m.getBool("output_refs"));
         }
     }
 
@@ -133,18 +146,67 @@ public final class Messages {
         }
     }
 
-    /** Go→JVM: additional rows the JVM may send. */
-    public record Credit(long rows) {
+    /**
+     * Go→JVM: additional rows the JVM may send, and (with OPEN's output_refs) the reference
+     * horizon {@code keepFrom}: the input rows numbered below it may be dropped; 0 = absent.
+     */
+    public record Credit(long rows, long keepFrom) {
+        public Credit(long rows) {
+            this(rows, 0);
+        }
+
         public byte[] encode() {
-            return new MsgMap.Writer(1).putLong("rows", rows).toByteArray();
+            if (keepFrom == 0) {
+                return new MsgMap.Writer(1).putLong("rows", rows).toByteArray();
+            }
+            return new MsgMap.Writer(2).putLong("rows", rows).putLong("keep_from", keepFrom).toByteArray();
         }
 
         public static Credit decode(byte[] payload) throws ProtocolException {
-            long rows = MsgMap.parse(FrameType.CREDIT, payload).getLong("rows");
+            MsgMap m = MsgMap.parse(FrameType.CREDIT, payload);
+            long rows = m.getLong("rows");
             if (rows < 0) {
                 throw MsgMap.malformed("CREDIT", "negative rows " + rows);
             }
-            return new Credit(rows);
+            long keep = m.has("keep_from") ? m.getLong("keep_from") : 0;
+            if (keep < 0) {
+                throw MsgMap.malformed("CREDIT", "negative keep_from " + keep);
+            }
+            return new Credit(rows, keep);
+        }
+    }
+
+    /**
+     * Go→JVM: output rows that are input rows emitted as they are, by reference: pairs
+     * {@code (first, count)} of input row numbers (counted from 0 over all DATA frames), in order.
+     */
+    public record OutputRef(long[] runs) {
+        /** The most runs one OUTPUT_REF may hold. */
+        public static final int MAX_RUNS = 1 << 16;
+
+        public byte[] encode() {
+            MsgMap.Writer w = new MsgMap.Writer(1).key("runs").arrayHeader(runs.length);
+            for (long v : runs) {
+                w.longValue(v);
+            }
+            return w.toByteArray();
+        }
+
+        public static OutputRef decode(byte[] payload) throws ProtocolException {
+            long[] runs = MsgMap.parse(FrameType.OUTPUT_REF, payload).getLongArray("runs");
+            if (runs.length == 0 || runs.length % 2 != 0 || runs.length > 2 * MAX_RUNS) {
+                throw MsgMap.malformed("OUTPUT_REF", "runs holds " + runs.length
+                        + " integers; it must hold pairs (first, count), 1 to " + MAX_RUNS + " of them");
+            }
+            for (int i = 0; i < runs.length; i += 2) {
+                long first = runs[i];
+                long count = runs[i + 1];
+                if (first < 0 || count < 1 || count > Integer.MAX_VALUE || first > Long.MAX_VALUE - count) {
+                    throw MsgMap.malformed("OUTPUT_REF", "run " + (i / 2) + " (first " + first + ", count " + count
+                            + ") is not a run of input rows (first >= 0, 1 <= count <= 2^31-1)");
+                }
+            }
+            return new OutputRef(runs);
         }
     }
 

@@ -114,6 +114,19 @@ final class MsgMap {
         return require(key, ValueType.ARRAY).asArrayValue().list();
     }
 
+    long[] getLongArray(String key) throws ProtocolException {
+        List<Value> vs = getArray(key);
+        long[] out = new long[vs.size()];
+        for (int i = 0; i < out.length; i++) {
+            Value v = vs.get(i);
+            if (!v.isIntegerValue() || !v.asIntegerValue().isInLongRange()) {
+                throw malformed(frame, "key " + key + " holds a " + v.getValueType() + " at " + i + ", want 64-bit integers");
+            }
+            out[i] = v.asIntegerValue().toLong();
+        }
+        return out;
+    }
+
     List<String> getStringList(String key) throws ProtocolException {
         List<String> out = new ArrayList<>();
         for (Value v : getArray(key)) {

@@ -15,6 +15,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.RichMapFunction;
@@ -23,9 +24,11 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
@@ -44,6 +47,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.flinkgo.shim.GoAgentConfig;
+import io.flinkgo.shim.GoAgentOperator;
 import io.flinkgo.shim.GoAgents;
 
 /**
@@ -62,8 +66,11 @@ import io.flinkgo.shim.GoAgents;
  */
 @Tag("go-binary")
 class GoBinaryEndToEndTest {
+    static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
+
     @RegisterExtension
     static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setConfiguration(METRICS.addToConfiguration(new Configuration()))
             .setNumberTaskManagers(1)
             .setNumberSlotsPerTaskManager(4)
             .build());
@@ -183,6 +190,55 @@ class GoBinaryEndToEndTest {
         assertEquals(n, plain.size(), "default window");
         assertEquals(n, oneRow.size(), "window of one row");
         assertEquals(new TreeSet<>(plain), new TreeSet<>(oneRow), "a window of one row changed the rows");
+    }
+
+    /**
+     * The pass-through agent emits its input rows as they are, and the input type is the output
+     * type: they come back by reference (OUTPUT_REF, go.output.by.reference, the default). A
+     * failure behind the agent and a restart from the checkpoint commit exactly the rows of a
+     * failure-free run that took every row back as values.
+     */
+    @Test
+    void rowsBackByReferenceSurviveARestartAndEqualRowsBackAsValues(@InjectMiniCluster MiniCluster cluster) throws Exception {
+        long n = 3000;
+        List<String> values = passThroughRun(cluster, "e2e-ref-values", n, false, false);
+        assertEquals(0, LAST_BY_REFERENCE.get(), "rows by reference with go.output.by.reference=false");
+        List<String> refs = passThroughRun(cluster, "e2e-ref-fail-once", n, true, true);
+        assertTrue(LAST_BY_REFERENCE.get() >= n, "only " + LAST_BY_REFERENCE.get() + " of " + n + " rows came back by reference");
+        assertEquals(n, values.size(), "rows back as values");
+        assertEquals(refs.size(), new TreeSet<>(refs).size(), "duplicates after the restart");
+        assertEquals(new TreeSet<>(values), new TreeSet<>(refs), "rows back by reference differ from rows back as values");
+    }
+
+    /** Rows that came back by reference in the last passThroughRun, over every subtask. */
+    static final AtomicLong LAST_BY_REFERENCE = new AtomicLong();
+
+    private static List<String> passThroughRun(MiniCluster cluster, String name, long n, boolean fail, boolean byReference)
+            throws Exception {
+        CommittingCollector.reset(name);
+        StreamExecutionEnvironment env = env(2, fail, 100);
+        DataStream<Row> out = GoAgents.connect(testRows(env, n, 1000), GoAgentConfig.builder()
+                        .binary(binary("flinkgo.testagent", "the test-agent binary")).set("go.agent", "passthrough")
+                        .set("go.output.by.reference", Boolean.toString(byReference)).build())
+                .uid("agent");
+        CommittingCollector.addTo(out.map(new FailOnce(name, fail)).returns(out.getType()).uid("fail-once"), name);
+        JobClient job = env.executeAsync(name);
+        job.getJobExecutionResult().get();
+        // Every attempt's counters (the reporter retains those of the attempt that failed).
+        String jobId = job.getJobID().toString();
+        LAST_BY_REFERENCE.set(METRICS.getMetricsByGroup().entrySet().stream()
+                .filter(g -> jobId.equals(g.getKey().getAllVariables().get("<job_id>")))
+                .map(g -> g.getValue().get(GoAgentOperator.METRIC_ROWS_BY_REFERENCE))
+                .filter(m -> m instanceof Counter).mapToLong(m -> ((Counter) m).getCount()).sum());
+        if (fail) {
+            assertTrue(FailOnce.FAILED.get(name).get(), "the failure was never injected");
+            assertTrue(FailOnce.COMMITTED_AT_FAILURE.get(name) > 0, "nothing was committed before the failure");
+        }
+        List<String> rows = new ArrayList<>();
+        for (Row r : CommittingCollector.committed(name)) {
+            rows.add(r.toString());
+        }
+        return rows;
     }
 
     // ---- b. a slow action stalls neither other keys nor checkpoints, but holds the watermark ----

@@ -2,6 +2,7 @@ package io.flinkgo.shim.wire;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,6 +56,22 @@ class MessagesTest {
         Messages.Open noMax = new Messages.Open("agent", Map.of(), "job", "op", 0, 1, 128, 0, 127, 0, new byte[0], 0);
         assertEquals(0, Messages.Open.decode(noMax.encode()).maxFrame());
         assertArrayEquals(noMax.encode(), Messages.Open.decode(noMax.encode()).encode());
+        assertFalse(Messages.Open.decode(noMax.encode()).outputRefs());
+        Messages.Open refs = new Messages.Open("agent", Map.of(), "job", "op", 0, 1, 128, 0, 127, 0, new byte[0], 0, true);
+        assertTrue(Messages.Open.decode(refs.encode()).outputRefs());
+    }
+
+    @Test
+    void creditWithTheHorizonAndOutputRef() throws Exception {
+        assertEquals(new Messages.Credit(7, 1L << 40), Messages.Credit.decode(new Messages.Credit(7, 1L << 40).encode()));
+        assertEquals(0, Messages.Credit.decode(new Messages.Credit(7).encode()).keepFrom());
+        long[] runs = {0, 1, 7, 4096, Long.MAX_VALUE - 9, 9};
+        assertArrayEquals(runs, Messages.OutputRef.decode(new Messages.OutputRef(runs).encode()).runs());
+        for (long[] bad : new long[][] {{}, {1, 2, 3}, {4, 0}, {-1, 3}, {Long.MAX_VALUE - 1, 5}, {0, 1L << 31}}) {
+            ProtocolException e = assertThrows(ProtocolException.class,
+                    () -> Messages.OutputRef.decode(new Messages.OutputRef(bad).encode()));
+            assertEquals(ErrorCode.MALFORMED_FRAME, e.code(), java.util.Arrays.toString(bad));
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,44 @@ type batchRef struct {
 	payload []byte       // the DATA payload b reads in place
 	pool    *payloadPool // where payload goes back if b lent nothing
 	seq     int64        // the number of the batch's first row (rows counted from 0 over all DATA)
+	freed   atomic.Bool  // free ran: no row of the batch can be emitted any more
+}
+
+// liveBatches lists the DATA batches not yet freed, oldest first, for the
+// reference horizon (OUTPUT_REF): the run loop adds, the writer takes the
+// freed ones off the front.
+type liveBatches struct {
+	mu   sync.Mutex
+	refs []*batchRef
+	next int64 // the number of the first row after the batches added
+}
+
+func (q *liveBatches) add(r *batchRef, rows int) {
+	q.mu.Lock()
+	q.refs = append(q.refs, r)
+	q.next = r.seq + int64(rows)
+	q.mu.Unlock()
+}
+
+// oldest returns the number of the first row of the oldest batch not yet
+// freed (after every batch added, if all are freed); no row before it can
+// be emitted again.
+func (q *liveBatches) oldest() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := 0
+	for i < len(q.refs) && q.refs[i].freed.Load() {
+		i++
+	}
+	if i > 0 {
+		n := copy(q.refs, q.refs[i:])
+		clear(q.refs[n:])
+		q.refs = q.refs[:n]
+	}
+	if len(q.refs) > 0 {
+		return q.refs[0].seq
+	}
+	return q.next
 }
 
 // batchRow is an input row handed to the core: a zero-copy view into its
@@ -60,6 +99,7 @@ func (r *batchRef) free() {
 		r.pool.put(r.payload)
 	}
 	r.payload = nil
+	r.freed.Store(true)
 }
 
 // Retain implements operator.Retainer: the same row, held once more.
@@ -374,6 +414,9 @@ func (l *loop) data(b *arrowio.Batch, payload []byte) error {
 	l.window = l.s.set.creditWindow(int64(len(payload)) / int64(n))
 	l.refill()
 	ref.left.Store(int32(n))
+	if l.w.refs {
+		l.w.live.add(ref, n)
+	}
 	rows := make([]batchRow, n)
 	for i := range rows {
 		rows[i] = batchRow{Row: b.Row(i), ref: ref}

@@ -113,6 +113,9 @@ func TestServeOutputRef(t *testing.T) {
 				}
 				return
 			}
+			if s.keepFrom == 0 {
+				t.Fatalf("keep_from never advanced, though the first batches were freed")
+			}
 			if len(s.values) != 0 || len(s.refs) != batches*per {
 				t.Fatalf("%d refs, %d values; want %d refs", len(s.refs), len(s.values), batches*per)
 			}
@@ -188,5 +191,31 @@ func TestServeOutputRefBeyondTheHorizon(t *testing.T) {
 	j.send(&Close{})
 	if err := j.wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLiveBatchesOldest: the horizon follows the oldest batch not freed,
+// whatever order the batches are freed in, and passes all of them once
+// every one is.
+func TestLiveBatchesOldest(t *testing.T) {
+	var q liveBatches
+	refs := []*batchRef{{seq: 0}, {seq: 10}, {seq: 30}}
+	for i, r := range refs {
+		q.add(r, []int{10, 20, 5}[i])
+	}
+	if got := q.oldest(); got != 0 {
+		t.Fatalf("oldest %d, want 0", got)
+	}
+	refs[1].freed.Store(true)
+	if got := q.oldest(); got != 0 {
+		t.Fatalf("with the middle batch freed: oldest %d, want 0", got)
+	}
+	refs[0].freed.Store(true)
+	if got := q.oldest(); got != 30 {
+		t.Fatalf("with the first two freed: oldest %d, want 30", got)
+	}
+	refs[2].freed.Store(true)
+	if got := q.oldest(); got != 35 || len(q.refs) != 0 {
+		t.Fatalf("all freed: oldest %d with %d batches listed, want 35 and none", got, len(q.refs))
 	}
 }

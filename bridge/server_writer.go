@@ -91,6 +91,7 @@ type writer struct {
 	granted, horizon int64
 	keep             int64
 	runs             []int64
+	live             liveBatches // the DATA batches not yet freed
 	hdr              []byte      // writeParts' frame header
 	iov              net.Buffers // writeParts' gathering write
 
@@ -522,10 +523,12 @@ func (w *writer) writeCredit() error {
 	}
 	w.granted += w.credit
 	if w.refs {
-		// The operator keeps the rows from the horizon on, at most the
-		// window and two OUTPUT batches of rows (so that rows emitted a
-		// little after their credit came back still go by reference).
-		w.horizon = max(w.horizon, w.granted-w.keep-2*int64(w.maxRows))
+		// The operator keeps the rows from the horizon on: none before the
+		// oldest batch still live (no row before it can be emitted again),
+		// and at most the window and two OUTPUT batches of rows (so that
+		// rows emitted a little after their credit came back still go by
+		// reference, and a slow action pins nothing).
+		w.horizon = max(w.horizon, w.live.oldest(), w.granted-w.keep-2*int64(w.maxRows))
 	}
 	if err := w.writeControl(&Credit{Rows: w.credit, KeepFrom: w.horizon}); err != nil {
 		return err

@@ -227,6 +227,11 @@ SPECS: tuple[OptionSpec, ...] = (
        Kind.BYTES),
     _i("go.close.timeout.ms", 10_000, 0, LONG_MAX,
        "Milliseconds to wait for the Go process to exit after CLOSE before it is killed. Default: 10000.", Kind.LONG),
+    OptionSpec("go.output.by.reference", Kind.BOOLEAN, "true",
+               "Input rows an action emits as they are come back from Go as references to the rows the operator"
+               " sent, not as values, when the input is of Row type and equal to the output type and object"
+               " reuse is off: the operator keeps the rows it sent until Go's horizon passes them (about one"
+               " credit window). false: every output row comes back as values. Default: true."),
     _i("go.max.frame.bytes", 64 << 20, 64 << 10, 64 << 20,
        "Largest frame either side accepts (type byte + payload), 64 KiB .. 64 MiB (protocol limit). Default: 64 MiB.",
        Kind.BYTES),

@@ -90,6 +90,7 @@ class GoAgentOptions:
         socket_buffer_bytes: int | str | None = None,
         memory_limit: int | str | None = None,
         close_timeout_ms: int | None = None,
+        output_by_reference: bool | None = None,
         max_frame_bytes: int | str | None = None,
         startup_timeout_ms: int | None = None,
         barrier_timeout_ms: int | None = None,

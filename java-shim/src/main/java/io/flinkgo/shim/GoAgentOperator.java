@@ -22,6 +22,7 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -37,7 +38,6 @@ import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
-import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
@@ -499,6 +499,9 @@ public class GoAgentOperator<IN> extends AbstractStreamOperator<Row>
                             "OUTPUT_REF, but OPEN did not offer output_refs"));
                 }
                 long[] runs = Messages.OutputRef.decode(f.payload()).runs();
+                for (int i = 0; i < runs.length; i += 2) {
+                    sentRows.check(runs[i], runs[i + 1]); // all before any is emitted: nothing half-applied
+                }
                 for (int i = 0; i < runs.length; i += 2) {
                     sentRows.emit(runs[i], runs[i + 1], this::emitReferenced);
                     rowsByReference.inc(runs[i + 1]);

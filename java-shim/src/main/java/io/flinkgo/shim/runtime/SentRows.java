@@ -105,14 +105,19 @@ public final class SentRows {
 
     /** Emits {@code count} rows from row {@code first} on, in order; a run not kept is an error. */
     public void emit(long first, long count, Sink sink) throws Exception {
+        check(first, count);
+        for (long n = first, end = first + count; n < end; n++) {
+            int i = (int) (n & mask);
+            sink.emit(rows[i], hasTimestamp[i], timestamps[i]);
+        }
+    }
+
+    /** Checks that the {@code count} rows from row {@code first} on are kept. */
+    public void check(long first, long count) throws ProtocolException {
         if (first < keepFrom || first > next || count > next - first) {
             throw new ProtocolException(ErrorCode.MALFORMED_FRAME, "OUTPUT_REF names input rows " + first + " to "
                     + (first + count - 1) + ", but the operator keeps rows " + keepFrom + " to " + (next - 1)
                     + " (" + next + " sent, horizon " + keepFrom + ")");
-        }
-        for (long n = first, end = first + count; n < end; n++) {
-            int i = (int) (n & mask);
-            sink.emit(rows[i], hasTimestamp[i], timestamps[i]);
         }
     }
 }

@@ -51,7 +51,7 @@ import io.flinkgo.shim.wire.Messages;
  * unfinished inputs go into the snapshot and run again after a restore.
  *
  * <p>Behaviour switches (environment): FAKE_MODE = ok | bad_token | bad_version | exit_early |
- * error_after | crash_after | bad_output_schema | hang_on_barrier; FAKE_N = rows for *_after; FAKE_ONCE_FILE =
+ * error_after | crash_after | bad_output_schema | hang_on_barrier | stray_output_ref; FAKE_N = rows for *_after; FAKE_ONCE_FILE =
  * a file that makes crash_after happen once per test.
  */
 public final class FakeGoPeer {
@@ -245,6 +245,10 @@ public final class FakeGoPeer {
     }
 
     private void drain() throws Exception {
+        if (mode.equals("stray_output_ref") && rowsSeen > 0) {
+            // OUTPUT_REF although OPEN did not offer output_refs (the order-scoring types differ).
+            send(FrameType.OUTPUT_REF, new Messages.OutputRef(new long[] {0, 1}).encode());
+        }
         long credits = 0;
         while (!queue.isEmpty()) {
             Object head = queue.peekFirst();

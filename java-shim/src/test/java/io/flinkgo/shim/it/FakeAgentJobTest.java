@@ -103,6 +103,12 @@ class FakeAgentJobTest extends AgentJobTestBase {
     }
 
     @Test
+    void anOutputRefTheOperatorDidNotOfferIsAProtocolViolation() throws Exception {
+        String s = failureOf(50, 0, fake(Map.of("FAKE_MODE", "stray_output_ref")).build());
+        assertTrue(s.contains("protocol violation: unexpected_frame") && s.contains("OUTPUT_REF, but OPEN did not offer output_refs"), s);
+    }
+
+    @Test
     void unknownOptionFailsAtGraphBuild() throws Exception {
         StreamExecutionEnvironment env = env(1, false);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GoAgents.connect(

@@ -246,6 +246,11 @@ type collected struct {
 	wmAcks  []int64
 	outputs int        // OUTPUT frames
 	metrics []*Metrics // METRICS frames
+	// With output_refs: the input row numbers OUTPUT_REF sent, in order,
+	// and the last keep_from (checked never to go back, and to precede
+	// every reference).
+	refs     []int64
+	keepFrom int64
 }
 
 // collect reads frames until one of type until (for SNAPSHOT: the last
@@ -253,6 +258,13 @@ type collected struct {
 func (j *fakeJVM) collect(until FrameType) *collected {
 	j.t.Helper()
 	c := &collected{}
+	j.collectInto(c, until)
+	return c
+}
+
+// collectInto is collect adding to c.
+func (j *fakeJVM) collectInto(c *collected, until FrameType) {
+	j.t.Helper()
 	for {
 		f := j.next()
 		c.frames = append(c.frames, f.Type)
@@ -271,6 +283,19 @@ func (j *fakeJVM) collect(until FrameType) *collected {
 			switch m := m.(type) {
 			case *Credit:
 				c.credit += m.Rows
+				if m.KeepFrom < c.keepFrom {
+					j.t.Fatalf("keep_from went back from %d to %d", c.keepFrom, m.KeepFrom)
+				}
+				c.keepFrom = m.KeepFrom
+			case *OutputRef:
+				for i := 0; i < len(m.Runs); i += 2 {
+					if m.Runs[i] < c.keepFrom {
+						j.t.Fatalf("OUTPUT_REF run (%d, %d) starts before keep_from %d", m.Runs[i], m.Runs[i+1], c.keepFrom)
+					}
+					for r := m.Runs[i]; r < m.Runs[i]+m.Runs[i+1]; r++ {
+						c.refs = append(c.refs, r)
+					}
+				}
 			case *WmAck:
 				c.wmAcks = append(c.wmAcks, m.TS)
 			case *Metrics:
@@ -283,7 +308,7 @@ func (j *fakeJVM) collect(until FrameType) *collected {
 			}
 		}
 		if f.Type == until {
-			return c
+			return
 		}
 	}
 }

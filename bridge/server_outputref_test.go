@@ -25,63 +25,6 @@ func refAgent(slow time.Duration) *operator.Agent {
 	}
 }
 
-// refStream is what the fake JVM read with output_refs on.
-type refStream struct {
-	credit   int64
-	keepFrom int64
-	refs     []int64  // input row numbers, in the order OUTPUT_REF sent them
-	values   [][]any  // OUTPUT rows, _ts first
-	order    []string // "ref" or "value" per output row, in arrival order
-	frames   []FrameType
-}
-
-// collectRefs reads frames until until, checking that keep_from never
-// decreases and that no OUTPUT_REF refers to a row before it.
-func (j *fakeJVM) collectRefs(s *refStream, until FrameType) {
-	j.t.Helper()
-	for {
-		f := j.next()
-		s.frames = append(s.frames, f.Type)
-		switch f.Type {
-		case FrameOutput:
-			rows := decodeOutput(j.t, f.Payload)
-			s.values = append(s.values, rows...)
-			for range rows {
-				s.order = append(s.order, "value")
-			}
-		case FrameError:
-			m, _ := DecodeControl(f)
-			j.t.Fatalf("ERROR from Go: %+v", m)
-		default:
-			m, err := DecodeControl(f)
-			if err != nil {
-				j.t.Fatal(err)
-			}
-			switch m := m.(type) {
-			case *Credit:
-				s.credit += m.Rows
-				if m.KeepFrom < s.keepFrom {
-					j.t.Fatalf("keep_from went back from %d to %d", s.keepFrom, m.KeepFrom)
-				}
-				s.keepFrom = m.KeepFrom
-			case *OutputRef:
-				for i := 0; i < len(m.Runs); i += 2 {
-					if m.Runs[i] < s.keepFrom {
-						j.t.Fatalf("OUTPUT_REF run (%d, %d) starts before keep_from %d", m.Runs[i], m.Runs[i+1], s.keepFrom)
-					}
-					for r := m.Runs[i]; r < m.Runs[i]+m.Runs[i+1]; r++ {
-						s.refs = append(s.refs, r)
-						s.order = append(s.order, "ref")
-					}
-				}
-			}
-		}
-		if f.Type == until {
-			return
-		}
-	}
-}
-
 // TestServeOutputRef: with OPEN's output_refs, rows emitted as they are go
 // back as OUTPUT_REF runs naming the input rows in DATA order, split at
 // go.output.rows like OUTPUT; without it, as OUTPUT values.
@@ -105,19 +48,18 @@ func TestServeOutputRef(t *testing.T) {
 				j.data(rows...)
 			}
 			j.send(&EndInput{})
-			var s refStream
-			j.collectRefs(&s, FrameEndAck)
+			s := j.collect(FrameEndAck)
 			if !on {
-				if len(s.refs) != 0 || len(s.values) != batches*per {
-					t.Fatalf("without output_refs: %d refs, %d values; want 0 and %d", len(s.refs), len(s.values), batches*per)
+				if len(s.refs) != 0 || len(s.rows) != batches*per {
+					t.Fatalf("without output_refs: %d refs, %d values; want 0 and %d", len(s.refs), len(s.rows), batches*per)
 				}
 				return
 			}
 			if s.keepFrom == 0 {
 				t.Fatalf("keep_from never advanced, though the first batches were freed")
 			}
-			if len(s.values) != 0 || len(s.refs) != batches*per {
-				t.Fatalf("%d refs, %d values; want %d refs", len(s.refs), len(s.values), batches*per)
+			if len(s.rows) != 0 || len(s.refs) != batches*per {
+				t.Fatalf("%d refs, %d values; want %d refs", len(s.refs), len(s.rows), batches*per)
 			}
 			for i, r := range s.refs {
 				if r != int64(i) {
@@ -150,13 +92,13 @@ func TestServeOutputRefBeyondTheHorizon(t *testing.T) {
 	open := j.defaultOpen("pass", map[string]string{OptCreditRows: "8", OptOutputRows: "1", "num-async-threads": "2"})
 	open.OutputRefs = true
 	rd := j.handshake(open, nil, nil)
-	s := refStream{credit: rd.Credit}
+	s := &collected{credit: rd.Credit}
 	sent := int64(0)
 	const total = 200
 	for sent < total {
 		n := min(s.credit-sent, total-sent)
 		if n <= 0 {
-			j.collectRefs(&s, FrameCredit)
+			j.collectInto(s, FrameCredit)
 			continue
 		}
 		rows := make([]row, n)
@@ -171,9 +113,9 @@ func TestServeOutputRefBeyondTheHorizon(t *testing.T) {
 		j.data(rows...)
 	}
 	j.send(&EndInput{})
-	j.collectRefs(&s, FrameEndAck)
-	if len(s.values) != 1 || s.values[0][1] != "slow" || s.values[0][0] != int64(1000) {
-		t.Fatalf("values %v; want only the slow row [1000 slow 0]", s.values)
+	j.collectInto(s, FrameEndAck)
+	if len(s.rows) != 1 || s.rows[0][1] != "slow" || s.rows[0][0] != int64(1000) {
+		t.Fatalf("values %v; want only the slow row [1000 slow 0]", s.rows)
 	}
 	if s.keepFrom <= 1 {
 		t.Fatalf("keep_from %d: the horizon did not pass the slow row", s.keepFrom)

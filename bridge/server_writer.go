@@ -377,22 +377,16 @@ func (w *writer) sendRefs() (bool, error) {
 		}
 	}
 	w.ob.DropAsIs()
-	m := OutputRef{Runs: w.runs}
-	w.ctl = m.AppendMsgpack(w.ctl[:0])
-	n := len(w.ctl)
-	w.hdr = AppendFrameHeader(w.hdr[:0], FrameOutputRef, n)
-	_, err := w.bw.Write(w.hdr)
-	if err == nil {
-		_, err = w.bw.Write(w.ctl)
-	}
+	err := w.writeControl(&OutputRef{Runs: w.runs})
 	w.releaseHeld()
 	if err != nil {
-		return true, fmt.Errorf("bridge: sending OUTPUT_REF: %w", err)
+		return true, err
 	}
+	n := len(w.ctl) // the frame, header included
 	w.outRows.Add(int64(w.rows))
 	w.refRows.Add(int64(w.rows))
 	w.outFrames.Add(1)
-	w.outBytes.Add(int64(n + FrameHeaderLen))
+	w.outBytes.Add(int64(n))
 	w.rows, w.estBytes = 0, 0
 	return true, nil
 }

@@ -10,7 +10,8 @@
 # Usage: benchmarks/bridge/run.sh   (from anywhere; about 10 minutes on 2 cores)
 #   ROWS=16000000 WARMUP_ROWS=4000000 PARALLELISM=1,2 REPEATS=3 PROFILE=1 HOP=1   (the defaults;
 #   HOP=1 adds HopBench by row size, HOP_PAYLOADS and HOP_BYTES, and the job with
-#   SWEEP_PAYLOAD-character payloads)
+#   SWEEP_PAYLOAD-character payloads; THREADS=1 adds a map and a bridge run at p=1 measured by
+#   threadstat.py: each thread's CPU and run-queue time)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/benchmarks/bridge
@@ -21,6 +22,7 @@ PARALLELISM=${PARALLELISM:-1,2}
 REPEATS=${REPEATS:-3}
 PROFILE=${PROFILE:-1}
 HOP=${HOP:-1}
+THREADS=${THREADS:-1}
 HOP_PAYLOADS=${HOP_PAYLOADS:-170,1000,4000,16000}
 HOP_BYTES=${HOP_BYTES:-1000000000}
 SWEEP_PAYLOAD=${SWEEP_PAYLOAD:-4000}
@@ -81,6 +83,21 @@ if [ "$PROFILE" = 1 ]; then
     tee "$work/profiled.txt"
   go tool pprof -top -cum -nodecount=40 "$agent" "$work"/go-bridge-p1-r0.pprof.0 2>/dev/null | sed -n '1,50p' >"$work/go-top.txt" || true
   jfr print --events jdk.ExecutionSample "$work/jvm.jfr" | awk -f "$here/jfr-summary.awk" >"$work/jfr-top.txt" || true
+fi
+if [ "$THREADS" = 1 ]; then
+  # Where each thread's time goes inside the measured run (p=1): on a CPU, or runnable and waiting
+  # for one (README.md, "The twenty-third session"). The task thread of the run is the second of
+  # its name in the JVM (the warm-up's is the first).
+  for pl in map bridge; do
+    if [ "$pl" = map ]; then th=copy-row win=2; else th=GoAgent win=5; fi
+    python3 "$here/threadstat.py" --thread "$th" --nth 2 --after 1 --for "$win" >"$work/threads-$pl.txt" 2>&1 &
+    tpid=$!
+    bench -Dbench.pipelines="$pl" -Dbench.rows="$ROWS" -Dbench.warmupRows="$WARMUP_ROWS" -Dbench.parallelism=1 \
+      -Dbench.repeats=1 | tee "$work/threads-$pl-run.txt"
+    wait "$tpid" || true
+  done
+  tcmd="python3 benchmarks/bridge/threadstat.py --thread <copy-row | GoAgent> --nth 2 --after 1 --for <2 | 5> &
+mvn -B -q -ntp -Pbench exec:exec -Dflinkgo.testagent=$agent -Dbench.pipelines=<map | bridge> -Dbench.rows=$ROWS -Dbench.warmupRows=$WARMUP_ROWS -Dbench.parallelism=1 -Dbench.repeats=1"
 fi
 if [ "$HOP" = 1 ]; then
   # The Arrow hop on its own (HopBench: the shim's writer, session and reader with the real
@@ -160,6 +177,22 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
     echo
     echo '```'
     cat "$work/sweep-runs.txt"
+    echo '```'
+  fi
+  if [ "$THREADS" = 1 ]; then
+    echo
+    echo "## Where the threads' time goes (p=1, $ROWS rows)"
+    echo
+    echo "threadstat.py over a window inside the measured run: run% on a CPU, runq% runnable but waiting for"
+    echo "one, and context switches per second (README.md, \"The twenty-third session\")."
+    echo
+    echo '```'
+    echo "$tcmd"
+    for pl in map bridge; do
+      echo
+      cat "$work/threads-$pl-run.txt"
+      cat "$work/threads-$pl.txt"
+    done
     echo '```'
   fi
   if [ "$PROFILE" = 1 ]; then

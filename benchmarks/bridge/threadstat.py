@@ -15,6 +15,12 @@ and name. Usage (see README.md, "The twenty-third session"):
 
   python3 benchmarks/bridge/threadstat.py --after 14 --for 6 &
   (cd java-shim && mvn -B -q -ntp -Pbench exec:exec ...)
+
+or, to measure inside one run of a JVM that runs several (run.sh does this):
+--thread GoAgent --nth 2 waits for the second thread whose name starts with
+GoAgent (BridgeBench's warm-up has the first), then --after seconds more;
+the window ends early, at the last sample taken while that thread lived, if
+the run ends first.
 """
 import argparse
 import collections
@@ -65,20 +71,56 @@ def snapshot(patterns):
     return out
 
 
+def wait_for_thread(patterns, prefix, nth, timeout):
+    """Returns (pid, tid) of the nth distinct thread whose name starts with prefix."""
+    seen, end = [], time.monotonic() + timeout
+    while time.monotonic() < end:
+        for p in matching_pids(patterns):
+            try:
+                tids = os.listdir(f"/proc/{p}/task")
+            except OSError:
+                continue
+            for t in tids:
+                try:
+                    with open(f"/proc/{p}/task/{t}/comm") as f:
+                        name = f.read().strip()
+                except OSError:
+                    continue
+                if name.startswith(prefix) and (p, t) not in seen:
+                    seen.append((p, t))
+                    if len(seen) == nth:
+                        return p, t
+        time.sleep(0.05)
+    sys.exit(f"threadstat: saw {len(seen)} of {nth} threads named {prefix}* in {timeout:.0f} s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--after", type=float, default=14, help="seconds to wait before measuring (default 14)")
     ap.add_argument("--for", dest="window", type=float, default=6, help="seconds to measure (default 6)")
     ap.add_argument("--match", action="append", help="a command-line substring (repeatable); default: BridgeBench, flinkgo-testagent")
     ap.add_argument("--top", type=int, default=8, help="threads to print (default 8)")
+    ap.add_argument("--thread", help="start when a thread whose name starts with this appears (see --nth)")
+    ap.add_argument("--nth", type=int, default=1, help="with --thread: the how-manieth such thread (default 1)")
+    ap.add_argument("--timeout", type=float, default=600, help="with --thread: give up after this many seconds (default 600)")
     a = ap.parse_args()
     patterns = a.match or ["io.flinkgo.shim.bench.BridgeBench", "flinkgo-testagent"]
     if not os.path.exists("/proc/self/schedstat"):
         sys.exit("threadstat: /proc/<pid>/task/<tid>/schedstat is missing; it needs a Linux kernel with schedstats")
+    watched = None
+    if a.thread:
+        watched = wait_for_thread(patterns, a.thread, a.nth, a.timeout)
     time.sleep(a.after)
     before, t0 = snapshot(patterns), time.monotonic()
-    time.sleep(a.window)
-    after, elapsed = snapshot(patterns), time.monotonic() - t0
+    after, elapsed = before, 0.0
+    while time.monotonic() - t0 < a.window:
+        time.sleep(min(0.25, a.window))
+        snap = snapshot(patterns)
+        if watched is not None and not any(k[:2] == watched for k in snap):
+            break  # the run ended: keep the last sample taken while it ran
+        after, elapsed = snap, time.monotonic() - t0
+    if watched is not None and elapsed < 0.5:
+        sys.exit(f"threadstat: thread {a.thread!r} ended {elapsed:.2f} s into the window; lower --after")
     if not after:
         sys.exit(f"threadstat: no process matched {patterns} at the end of the window; adjust --after/--for or --match")
     agg = collections.defaultdict(lambda: [0, 0, 0, 0])

@@ -30,9 +30,9 @@ import time
 
 
 def matching_pids(patterns):
-    pids = []
+    pids, me = [], str(os.getpid())
     for p in os.listdir("/proc"):
-        if not p.isdigit():
+        if not p.isdigit() or p == me:  # our own command line holds the patterns
             continue
         try:
             with open(f"/proc/{p}/cmdline", "rb") as f:

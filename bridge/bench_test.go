@@ -80,13 +80,18 @@ func BenchmarkServePassThrough(b *testing.B) {
 		if threads > 0 {
 			name = fmt.Sprintf("threads=%d", threads)
 		}
-		b.Run(name, func(b *testing.B) { benchPass(b, threads, false, false) })
+		b.Run(name, func(b *testing.B) { benchPass(b, threads, false, false, false) })
 	}
-	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true, false) })
-	b.Run("inline-row", func(b *testing.B) { benchPass(b, 0, true, true) })
+	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true, false, false) })
+	b.Run("inline-row", func(b *testing.B) { benchPass(b, 0, true, true, false) })
+	// The job benchmark's path (benchmarks/bridge): rows emitted as they are
+	// go back by reference (OUTPUT_REF), so only DATA carries rows.
+	b.Run("inline-row-ref", func(b *testing.B) { benchPass(b, 0, true, true, true) })
 }
 
-func benchPass(b *testing.B, threads int, inline, asRow bool) {
+// benchPass: refs offers output_refs in OPEN, as the operator does for a
+// Row input equal to the output type.
+func benchPass(b *testing.B, threads int, inline, asRow, refs bool) {
 	const batchRows = 1024
 	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(inline, asRow)}}, passCols)
 	opts := map[string]string{}
@@ -94,7 +99,9 @@ func benchPass(b *testing.B, threads int, inline, asRow bool) {
 		opts["num-async-threads"] = fmt.Sprint(threads)
 	}
 	benchOpts(b, opts)
-	rd := j.handshake(j.defaultOpen("pass", opts), nil, nil)
+	open := j.defaultOpen("pass", opts)
+	open.OutputRefs = refs
+	rd := j.handshake(open, nil, nil)
 
 	// Four distinct batches (different keys), reused round robin.
 	payload := strings.Repeat("x", 160)
@@ -115,7 +122,7 @@ func benchPass(b *testing.B, threads int, inline, asRow bool) {
 	rowBytes := len(frames[0]) / batchRows
 
 	credits := make(chan int64, 1024)
-	result := make(chan [2]int64, 1) // OUTPUT bytes, OUTPUT frames
+	result := make(chan [2]int64, 1) // OUTPUT (and OUTPUT_REF) bytes and frames
 	go func() {
 		var outBytes, outFrames int64
 		buf := make([]byte, 0, 1<<20)
@@ -130,7 +137,7 @@ func benchPass(b *testing.B, threads int, inline, asRow bool) {
 				buf = f.Payload[:0]
 			}
 			switch f.Type {
-			case FrameOutput:
+			case FrameOutput, FrameOutputRef:
 				outBytes += int64(len(f.Payload) + FrameHeaderLen)
 				outFrames++
 			case FrameCredit:

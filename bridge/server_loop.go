@@ -236,7 +236,11 @@ func (l *loop) pump() error {
 			e := &rd.Emits[i]
 			switch e.Kind {
 			case operator.EmitOutput:
-				l.pending = append(l.pending, outItem{kind: outRow, ts: e.Timestamp, hasTS: e.HasTS, values: e.Values, row: e.Row})
+				// Set in place: a composite literal copied into the slice
+				// stalled on its own stores (see operator.Context.EmitRow).
+				l.pending = append(l.pending, outItem{})
+				it := &l.pending[len(l.pending)-1]
+				it.kind, it.ts, it.hasTS, it.values, it.row = outRow, e.Timestamp, e.HasTS, e.Values, e.Row
 			case operator.EmitWatermark:
 				l.pending = append(l.pending, outItem{kind: outWmAck, ts: e.Timestamp})
 			case operator.EmitSnapshot:

@@ -215,8 +215,8 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 	if created {
 		ks.kg, ks.hash, ks.key = kg, h, stored
 	}
-	in := c.newInput()
-	*in = pendingInput{seq: ks.nextSeq, ts: ts, hasTS: hasTS, row: row, seg: c.wm.segment()}
+	in := c.newInput() // zeroed; fields are set one by one (see Context.EmitRow)
+	in.seq, in.ts, in.hasTS, in.row, in.seg = ks.nextSeq, ts, hasTS, row, c.wm.segment()
 	putEventID(&in.id, c.cfg.Seed, h, in.seq, inputEventPos)
 	ks.nextSeq++
 	c.stats.InputsReceived++
@@ -236,9 +236,9 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 // begin makes in the key's in-flight input and schedules its actions. If no
 // action listens to inputs, the caller must finish it (finishInput).
 func (c *Core) begin(ks *keyState, in *pendingInput) {
-	f := c.newFlight()
+	f := c.newFlight() // zeroed but for its task buffer
 	f.in = in
-	f.ev = Event{ID: in.id, Type: InputEventType, row: in.row}
+	f.ev.ID, f.ev.Type, f.ev.row = in.id, InputEventType, in.row
 	ks.cur = f
 	c.stats.EventsProcessed++
 	for _, act := range c.ag.onInput {

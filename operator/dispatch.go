@@ -127,17 +127,22 @@ func (c *Core) apply(ks *keyState, res *Result) {
 	own := -1
 	for _, e := range res.events {
 		if e.Type == OutputEventType {
-			em := Emit{Kind: EmitOutput, KeyGroup: ks.kg, Key: ks.key, EventID: e.ID,
-				Values: e.output, Timestamp: f.in.ts, HasTS: f.in.hasTS}
-			if e.outRow != nil {
-				if own < 0 && isInputRow(e.outRow, f.in.row) {
-					em.Values, em.Row = nil, e.outRow
-					own = len(c.emits)
-				} else {
-					em.Values, em.Row = nil, outputRow(e)
-				}
+			// Built in place: an Emit built on the stack and then copied
+			// into c.emits stalled on that copy (its loads span the
+			// stores that built it).
+			c.emits = append(c.emits, Emit{})
+			em := &c.emits[len(c.emits)-1]
+			em.Kind, em.KeyGroup, em.Key, em.EventID = EmitOutput, ks.kg, ks.key, e.ID
+			em.Timestamp, em.HasTS = f.in.ts, f.in.hasTS
+			switch {
+			case e.outRow == nil:
+				em.Values = e.output
+			case own < 0 && isInputRow(e.outRow, f.in.row):
+				em.Row = e.outRow
+				own = len(c.emits) - 1
+			default:
+				em.Row = outputRow(e)
 			}
-			c.emits = append(c.emits, em)
 			c.stats.OutputsEmitted++
 			continue
 		}

@@ -230,3 +230,40 @@ func TestEmitRowIsRecorded(t *testing.T) {
 		t.Fatalf("replayed %s %v (replays %d), first %s", FormatUUID(o2.EventID), o2.Output(), d2.c.Stats().ActionsReplayed, FormatUUID(o1.EventID))
 	}
 }
+
+// TestEmitRowRejectsWhatSendEventRejects: EmitRow skips SendEvent's checks
+// of the event's own fields (they hold by construction) but keeps the
+// others: a nil row, a row whose columns are not the agent's Output, and a
+// call inside Durable are refused, the action fails and nothing is emitted.
+func TestEmitRowRejectsWhatSendEventRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		emit func(ctx *Context, in Row) error
+		want string
+	}{
+		{"nil row", func(ctx *Context, in Row) error { return ctx.EmitRow(nil) }, "EmitRow(nil)"},
+		{"wrong columns", func(ctx *Context, in Row) error { return ctx.EmitRow(row("id", int64(1))) }, "output"},
+		{"inside Durable", func(ctx *Context, in Row) error {
+			_, err := ctx.Durable("c", nil, func() (any, error) { return nil, ctx.EmitRow(in) })
+			return err
+		}, "EmitRow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got error
+			d := newDriver(t, forwardAgent(func(ctx *Context, in Row) error {
+				got = tc.emit(ctx, in)
+				return got
+			}), DefaultConfig(), nil)
+			d.input(0, "k", row("id", int64(1), "name", "a"))
+			d.drain()
+			if got == nil || !strings.Contains(got.Error(), tc.want) {
+				t.Fatalf("EmitRow returned %v, want an error naming %q", got, tc.want)
+			}
+			for _, e := range d.emits {
+				if e.Kind == EmitOutput {
+					t.Fatalf("emitted %+v after a refused EmitRow", e)
+				}
+			}
+		})
+	}
+}

@@ -247,6 +247,7 @@ func (c *Core) begin(ks *keyState, in *pendingInput) {
 	c.markReady(ks)
 }
 
+// newInput returns a zero pendingInput (release zeroes the ones it keeps).
 func (c *Core) newInput() *pendingInput {
 	if n := len(c.freeInputs); n > 0 {
 		in := c.freeInputs[n-1]
@@ -256,6 +257,8 @@ func (c *Core) newInput() *pendingInput {
 	return new(pendingInput)
 }
 
+// newFlight returns an inflight that is zero but for its task buffer
+// (release keeps that, emptied).
 func (c *Core) newFlight() *inflight {
 	if n := len(c.freeFlights); n > 0 {
 		f := c.freeFlights[n-1]

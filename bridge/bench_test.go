@@ -80,27 +80,34 @@ func BenchmarkServePassThrough(b *testing.B) {
 		if threads > 0 {
 			name = fmt.Sprintf("threads=%d", threads)
 		}
-		b.Run(name, func(b *testing.B) { benchPass(b, threads, false, false, false) })
+		b.Run(name, func(b *testing.B) { benchPass(b, passCase{threads: threads}) })
 	}
-	b.Run("inline", func(b *testing.B) { benchPass(b, 0, true, false, false) })
-	b.Run("inline-row", func(b *testing.B) { benchPass(b, 0, true, true, false) })
+	b.Run("inline", func(b *testing.B) { benchPass(b, passCase{inline: true}) })
+	b.Run("inline-row", func(b *testing.B) { benchPass(b, passCase{inline: true, asRow: true}) })
 	// The job benchmark's path (benchmarks/bridge): rows emitted as they are
 	// go back by reference (OUTPUT_REF), so only DATA carries rows.
-	b.Run("inline-row-ref", func(b *testing.B) { benchPass(b, 0, true, true, true) })
+	b.Run("inline-row-ref", func(b *testing.B) { benchPass(b, passCase{inline: true, asRow: true, refs: true}) })
 }
 
-// benchPass: refs offers output_refs in OPEN, as the operator does for a
-// Row input equal to the output type.
-func benchPass(b *testing.B, threads int, inline, asRow, refs bool) {
+// passCase is one BenchmarkServePassThrough setting: threads, the worker
+// pool's size (0: the default); inline and asRow, as for passAgent; refs,
+// output_refs offered in OPEN, as the operator does for a Row input equal
+// to the output type.
+type passCase struct {
+	threads             int
+	inline, asRow, refs bool
+}
+
+func benchPass(b *testing.B, pc passCase) {
 	const batchRows = 1024
-	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(inline, asRow)}}, passCols)
+	j := startServe(b, ServerConfig{Agents: []*operator.Agent{passAgent(pc.inline, pc.asRow)}}, passCols)
 	opts := map[string]string{}
-	if threads > 0 {
-		opts["num-async-threads"] = fmt.Sprint(threads)
+	if pc.threads > 0 {
+		opts["num-async-threads"] = fmt.Sprint(pc.threads)
 	}
 	benchOpts(b, opts)
 	open := j.defaultOpen("pass", opts)
-	open.OutputRefs = refs
+	open.OutputRefs = pc.refs
 	rd := j.handshake(open, nil, nil)
 
 	// Four distinct batches (different keys), reused round robin.

@@ -75,6 +75,14 @@ type server struct {
 	marking  *markWork         // MarkDoneBelow of the restored keys, nil if none
 }
 
+// readBufferSize is the read side's bufio buffer. It holds frame headers
+// and control frames; a DATA payload is read past it, straight into its
+// pooled buffer (readFrame), except for what the buffer already holds. A
+// large buffer (256 KiB before) took in most of the next DATA frame with
+// each header, which then was copied out of it: 5 % of the Go process's
+// CPU in the pass-through benchmark.
+const readBufferSize = 16 << 10
+
 // Serve runs the protocol on conn, as the Go process of one operator
 // subtask: HELLO, OPEN, restore, READY, then the run loop until CLOSE
 // (nil), ctx ends (context.Cause, after sending what was produced), the
@@ -327,11 +335,3 @@ func (s *server) readRestore() ([]*snapshot.Section, error) {
 		}
 	}
 }
-
-// readBufferSize is the read side's bufio buffer. It holds frame headers
-// and control frames; a DATA payload is read past it, straight into its
-// pooled buffer (readFrame), except for what the buffer already holds. A
-// large buffer (256 KiB before) took in most of the next DATA frame with
-// each header, which then was copied out of it: 5 % of the Go process's
-// CPU in the pass-through benchmark.
-const readBufferSize = 16 << 10

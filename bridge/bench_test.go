@@ -201,14 +201,29 @@ func benchPass(b *testing.B, pc passCase) {
 // alone, synchronously, with rows that are not Arrow views: the cost the
 // bridge adds is the difference to BenchmarkServePassThrough's cpu-ns/row.
 func BenchmarkCoreOnlyPass(b *testing.B) {
-	cfg := operator.DefaultConfig()
-	cfg.MaxConcurrency = 64
-	c, err := operator.NewCore(passAgent(false, false), cfg, nil)
+	for _, c := range []struct {
+		name              string
+		inline, runInline bool
+	}{
+		{"values", false, false},            // NewOutput of the values, tasks from Ready
+		{"inline-row", true, false},         // EmitRow of an Inline action, run from Ready
+		{"inline-row-in-input", true, true}, // the same, run inside Input (Config.RunInline, the bridge's setting)
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := operator.DefaultConfig()
+			cfg.MaxConcurrency, cfg.RunInline = 64, c.runInline
+			benchCoreOnly(b, passAgent(c.inline, c.inline), cfg)
+		})
+	}
+}
+
+func benchCoreOnly(b *testing.B, a *operator.Agent, cfg operator.Config) {
+	c, err := operator.NewCore(a, cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	payload := strings.Repeat("x", 160)
-	rows := make([]operator.FieldsRow, 1024)
+	rows := make([]operator.Row, 1024) // converted once: no allocation per Input
 	keys := make([][]byte, 1024)
 	for i := range rows {
 		k := fmt.Sprintf("customer-%06d", i)

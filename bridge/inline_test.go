@@ -17,7 +17,9 @@ import (
 func chainAgent(inlineOnLoop, pooledOnLoop *atomic.Int64) *operator.Agent {
 	onLoop := func() bool {
 		buf := make([]byte, 16<<10)
-		return strings.Contains(string(buf[:runtime.Stack(buf, false)]), "bridge.(*loop).runTasks")
+		// From Ready (runTasks) or inside Input (data): either way the
+		// loop's own goroutine.
+		return strings.Contains(string(buf[:runtime.Stack(buf, false)]), "bridge.(*loop).loop(")
 	}
 	return &operator.Agent{
 		Name: "chain",

@@ -422,6 +422,7 @@ func (l *loop) data(b *arrowio.Batch, payload []byte) error {
 		l.w.live.add(ref, n)
 	}
 	rows := make([]batchRow, n)
+	l.core.Tick(l.now()) // Input may run Inline actions: retry back-off is measured from now
 	for i := range rows {
 		rows[i] = batchRow{Row: b.Row(i), ref: ref}
 		ts, hasTS := b.Timestamp(i)

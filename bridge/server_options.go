@@ -122,6 +122,9 @@ func (s *settings) initialCredit() int64 {
 func parseSettings(open *Open) (*settings, error) {
 	s := &settings{core: operator.DefaultConfig(), creditRows: defaultCreditRows, creditBytes: defaultCreditBytes, gcMinHeap: defaultGCMinHeap,
 		outRows: defaultOutputRows, outBytes: defaultOutputBytes, lingerMs: defaultOutputLinger, metricsMs: defaultMetrics}
+	// The loop runs Inline tasks itself anyway; letting the core run them
+	// inside Input saves their trip through Ready (operator.Config.RunInline).
+	s.core.RunInline = true
 	perThread := defaultTasksPerThread
 	rest, err := s.core.ApplyOptions(open.Options)
 	if err != nil {

@@ -56,6 +56,14 @@ type Config struct {
 	Owned snapshot.KeyGroupRange
 	// Logger for the runtime and the actions; nil discards.
 	Logger *slog.Logger
+	// RunInline lets Input run an Inline action itself when the input's
+	// key is idle and fewer than MaxConcurrency tasks run: the body runs at
+	// once on the caller's goroutine, while the input's row is still in the
+	// CPU cache, and its outputs are in the next Ready. Without it, every
+	// task is handed out in Ready, Inline or not. Set it only if the
+	// goroutine that feeds the core may run action bodies (the bridge's
+	// loop does; it runs Inline tasks from Ready itself).
+	RunInline bool
 }
 
 // DefaultConfig returns the defaults for a subtask owning all of 0..127.

@@ -222,19 +222,34 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 	c.stats.InputsReceived++
 	c.inFlight++
 	c.wm.add(in.seg)
-	if ks.cur == nil {
-		c.begin(ks, in)
-		if ks.cur.tasks.len() == 0 {
-			c.finishInput(ks)
-		}
-	} else {
+	if ks.cur != nil {
 		ks.queue.push(in)
+		return nil
+	}
+	c.begin(ks, in)
+	switch {
+	case ks.cur.tasks.len() == 0:
+		c.finishInput(ks)
+	case c.runsInline(ks):
+		if t := c.start(ks); t != nil {
+			c.Complete(t.Run())
+		}
+	default:
+		c.markReady(ks)
 	}
 	return nil
 }
 
-// begin makes in the key's in-flight input and schedules its actions. If no
-// action listens to inputs, the caller must finish it (finishInput).
+// runsInline reports whether Input runs the next task of ks's in-flight
+// input itself (Config.RunInline).
+func (c *Core) runsInline(ks *keyState) bool {
+	return c.cfg.RunInline && c.err == nil && c.running < c.cfg.MaxConcurrency &&
+		ks.cur.retryAt == 0 && ks.cur.tasks.peek().act.Inline
+}
+
+// begin makes in the key's in-flight input and queues its actions; the
+// caller marks the key ready. If no action listens to inputs, the caller
+// must finish the input (finishInput).
 func (c *Core) begin(ks *keyState, in *pendingInput) {
 	f := c.newFlight() // zeroed but for its task buffer
 	f.in = in
@@ -244,7 +259,6 @@ func (c *Core) begin(ks *keyState, in *pendingInput) {
 	for _, act := range c.ag.onInput {
 		f.tasks.push(taskSpec{act: act, ev: &f.ev})
 	}
-	c.markReady(ks)
 }
 
 // newInput returns a zero pendingInput (release zeroes the ones it keeps).

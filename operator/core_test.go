@@ -2,6 +2,7 @@ package operator
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/flinkgo/flinkgo/snapshot"
@@ -177,6 +178,81 @@ func TestSnapshotDeterministic(t *testing.T) {
 	for i := range a {
 		if string(a[i]) != string(b[i]) {
 			t.Fatalf("section %d differs", i)
+		}
+	}
+}
+
+// RunInline: Input runs an Inline action of an idle key itself, and only
+// then: a busy key's input waits its turn, a full MaxConcurrency hands the
+// task out in Ready, and without RunInline every task goes through Ready.
+func TestRunInline(t *testing.T) {
+	var firsts int
+	chain := &Agent{Name: "chain", Actions: []Action{
+		{Name: "first", Listen: []string{InputEventType}, Inline: true, Fn: func(ctx *Context, ev *Event) error {
+			firsts++
+			n, _ := GetInt64(ev.Input(), "n")
+			if n >= 100 { // the second action makes the output
+				return ctx.SendEvent(NewEvent("mid", map[string]any{"n": n}))
+			}
+			return ctx.SendEvent(NewOutput(n))
+		}},
+		{Name: "second", Listen: []string{"mid"}, Fn: func(ctx *Context, ev *Event) error {
+			return ctx.SendEvent(NewOutput(ev.Attrs["n"]))
+		}},
+	}}
+	outputs := func(rd Ready) (got []any) {
+		for _, e := range rd.Emits {
+			if e.Kind == EmitOutput {
+				got = append(got, e.Output()[0])
+			}
+		}
+		return got
+	}
+	for _, runInline := range []bool{false, true} {
+		firsts = 0
+		cfg := DefaultConfig()
+		cfg.MaxConcurrency, cfg.RunInline = 1, runInline
+		c, err := NewCore(chain, cfg, nil)
+		must(t, err)
+		must(t, c.Input(0, []byte("a"), 0, false, row("n", int64(1))))
+		rd := c.Ready()
+		if !runInline {
+			if firsts != 0 || len(rd.Tasks) != 1 {
+				t.Fatalf("RunInline off: %d bodies ran inside Input, Ready has %d tasks; want 0 and 1", firsts, len(rd.Tasks))
+			}
+			c.Complete(rd.Tasks[0].Run())
+			if got := outputs(c.Ready()); fmt.Sprint(got) != "[1]" {
+				t.Fatalf("RunInline off: outputs %v, want [1]", got)
+			}
+			continue
+		}
+		if firsts != 1 || len(rd.Tasks) != 0 || rd.Credit != 1 || fmt.Sprint(outputs(rd)) != "[1]" {
+			t.Fatalf("idle key: %d bodies ran inside Input; Ready has %d tasks, credit %d, outputs %v; want 1, 0, 1, [1]",
+				firsts, len(rd.Tasks), rd.Credit, outputs(rd))
+		}
+		// Key b: "first" runs inside Input, "second" is handed out and
+		// holds the only task slot.
+		must(t, c.Input(0, []byte("b"), 0, false, row("n", int64(100))))
+		mid := append([]*Task(nil), c.Ready().Tasks...)
+		if firsts != 2 || len(mid) != 1 || mid[0].Action() != "second" {
+			t.Fatalf("key b: %d bodies of first, tasks %d; want 2 and one of second", firsts, len(mid))
+		}
+		must(t, c.Input(0, []byte("b"), 0, false, row("n", int64(2)))) // b is busy: waits
+		must(t, c.Input(0, []byte("c"), 0, false, row("n", int64(3)))) // the slot is taken: Ready
+		if firsts != 2 {
+			t.Fatalf("a busy key's input or one beyond MaxConcurrency ran inside Input (%d bodies of first, want 2)", firsts)
+		}
+		c.Complete(mid[0].Run())
+		var got []any
+		for i := 0; i < 10 && c.HasReady(); i++ {
+			rd := c.Ready()
+			got = append(got, outputs(rd)...)
+			for _, tk := range rd.Tasks {
+				c.Complete(tk.Run())
+			}
+		}
+		if fmt.Sprint(got) != "[100 3 2]" || firsts != 4 {
+			t.Fatalf("after the slot freed: outputs %v, %d bodies of first; want [100 3 2] and 4", got, firsts)
 		}
 	}
 }

@@ -20,27 +20,39 @@ func (c *Core) dispatch() {
 		if ks.running || f == nil || f.tasks.len() == 0 || f.retryAt != 0 {
 			continue
 		}
-		spec := f.tasks.peek()
-		t := c.newTask()
-		t.core, t.ks, t.act, t.ev, t.seq = c, ks, spec.act, spec.ev, f.in.seq
-		t.emitBase, t.attempt, t.short, t.sensory, t.prior, t.slot = f.emitted, f.attempt, ks.mem, f.sensory, f.prior, &f.slot
-		if c.store != nil {
-			t.keySHA = ks.sha256()
-			if f.attempt == 0 && (c.hint == nil || c.hint.MayHold(ks.kg, t.keySHA, t.seq)) {
-				if rec, ok := c.store.Get(t.recordKey()); ok {
-					if rec.Status == statestore.StatusCompleted {
-						c.replayCompleted(ks, t, rec)
-						continue
-					}
-					t.prior = rec.Calls
-					c.stats.ActionsRerun++
+		if t := c.start(ks); t != nil {
+			c.tasks = append(c.tasks, t)
+		}
+	}
+}
+
+// start returns the task of the next action of ks's in-flight input,
+// counted as running, or nil if the action-state store holds the execution
+// as completed: then it is replayed here, without running the body.
+// REQUIRES: ks is not running, and its in-flight input has a task and no
+// retry back-off.
+func (c *Core) start(ks *keyState) *Task {
+	f := ks.cur
+	spec := f.tasks.peek()
+	t := c.newTask()
+	t.core, t.ks, t.act, t.ev, t.seq = c, ks, spec.act, spec.ev, f.in.seq
+	t.emitBase, t.attempt, t.short, t.sensory, t.prior, t.slot = f.emitted, f.attempt, ks.mem, f.sensory, f.prior, &f.slot
+	if c.store != nil {
+		t.keySHA = ks.sha256()
+		if f.attempt == 0 && (c.hint == nil || c.hint.MayHold(ks.kg, t.keySHA, t.seq)) {
+			if rec, ok := c.store.Get(t.recordKey()); ok {
+				if rec.Status == statestore.StatusCompleted {
+					c.replayCompleted(ks, t, rec)
+					return nil
 				}
+				t.prior = rec.Calls
+				c.stats.ActionsRerun++
 			}
 		}
-		ks.running = true
-		c.running++
-		c.tasks = append(c.tasks, t)
 	}
+	ks.running = true
+	c.running++
+	return t
 }
 
 // replayCompleted applies a completed execution from its record: memory

@@ -57,6 +57,7 @@ func genSchedule(rng *rand.Rand, inputs, keys int) []simOp {
 type simAgent struct {
 	bodies map[string]int // completed bodies per (key, seq, action)
 	calls  int
+	inline bool // "count" is Inline, and the cores run it inside Input (Config.RunInline)
 }
 
 func (s *simAgent) agent() *Agent {
@@ -64,7 +65,7 @@ func (s *simAgent) agent() *Agent {
 		s.bodies[fmt.Sprintf("%x/%d/%s", ctx.Key(), ctx.Seq(), ctx.ActionName())]++
 	}
 	return &Agent{Name: "sim", Output: []Column{{"key", "STRING"}, {"n", "BIGINT"}, {"count", "BIGINT"}, {"score", "BIGINT"}}, Actions: []Action{
-		{Name: "count", Listen: []string{InputEventType}, Fn: func(ctx *Context, ev *Event) error {
+		{Name: "count", Listen: []string{InputEventType}, Inline: s.inline, Fn: func(ctx *Context, ev *Event) error {
 			n, err := GetInt64(ev.Input(), "n")
 			if err != nil {
 				return err
@@ -136,6 +137,7 @@ func newCluster(t testing.TB, a *Agent, p int, store statestore.ActionStore, rng
 	for _, r := range cl.ranges {
 		cfg := DefaultConfig()
 		cfg.Owned, cfg.Seed, cfg.MaxConcurrency = r, 42, 1+rng.Intn(4)
+		cfg.RunInline = a.Actions[0].Inline
 		c, err := NewCore(a, cfg, store)
 		if err != nil {
 			t.Fatal(err)
@@ -309,6 +311,9 @@ func simulate(t *testing.T, seed int64, withStore bool) {
 	ops := genSchedule(rng, 40+rng.Intn(40), 3+rng.Intn(10))
 	shapes := [][2]int{{1, 1}, {2, 3}, {3, 1}, {1, 2}}
 	shape := shapes[seed%int64(len(shapes))]
+	// A third of the seeds run "count" inside Input (Config.RunInline),
+	// against a reference that hands every task out in Ready.
+	inline := seed%3 == 2
 
 	ref := &simAgent{bodies: map[string]int{}}
 	refCl := newCluster(t, ref.agent(), 1, nil, rand.New(rand.NewSource(seed)))
@@ -322,7 +327,7 @@ func simulate(t *testing.T, seed int64, withStore bool) {
 		if *simCrash >= 0 && crash != *simCrash {
 			continue
 		}
-		where := fmt.Sprintf("seed %d crash %d store %v shape %v (rerun: go test ./operator -run TestSimulation -sim.seed=%d -sim.crash=%d)", seed, crash, withStore, shape, seed, crash)
+		where := fmt.Sprintf("seed %d crash %d store %v inline %v shape %v (rerun: go test ./operator -run TestSimulation -sim.seed=%d -sim.crash=%d)", seed, crash, withStore, inline, shape, seed, crash)
 		var as statestore.ActionStore
 		if withStore {
 			as = statestore.NewMemory()
@@ -332,7 +337,7 @@ func simulate(t *testing.T, seed int64, withStore bool) {
 				as = &lendingStore{Memory: statestore.NewMemory()}
 			}
 		}
-		sa := &simAgent{bodies: map[string]int{}}
+		sa := &simAgent{bodies: map[string]int{}, inline: inline}
 		crng := rand.New(rand.NewSource(seed*7919 + int64(crash)))
 		cl := newCluster(t, sa.agent(), shape[0], as, crng)
 		_, crashed := cl.run(crng, ops, 0, crash)

@@ -240,11 +240,12 @@ func (c *Core) Input(kg int32, key []byte, ts int64, hasTS bool, row Row) error 
 	return nil
 }
 
-// runsInline reports whether Input runs the next task of ks's in-flight
-// input itself (Config.RunInline).
+// runsInline reports whether Input runs the first task of ks's input,
+// just begun, itself (Config.RunInline). A begun input has no retry
+// back-off and its key runs nothing, so only the slot and the action decide.
 func (c *Core) runsInline(ks *keyState) bool {
 	return c.cfg.RunInline && c.err == nil && c.running < c.cfg.MaxConcurrency &&
-		ks.cur.retryAt == 0 && ks.cur.tasks.peek().act.Inline
+		ks.cur.tasks.peek().act.Inline
 }
 
 // begin makes in the key's in-flight input and queues its actions; the

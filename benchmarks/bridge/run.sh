@@ -44,8 +44,8 @@ bench() { # extra -D arguments
 # rounds <label> <rows> <warm-up rows> [-D...]: REPEATS rounds; round r runs a map JVM and a bridge
 # JVM (bridge first when r is odd), each a warm-up at p=1 and one run per parallelism, appending
 # to $work/<label>.tsv; then the table of them all in $work/<label>.md. One JVM per pipeline: in
-# a JVM that has run the bridge, the map job is up to 40 % slower (README.md, "One JVM per
-# pipeline").
+# a JVM that has run the bridge, the map job is up to 40 % slower (HISTORY.md, "The twenty-first
+# session").
 rounds() {
   local label=$1 rows=$2 warm=$3 r pl order
   shift 3
@@ -86,7 +86,7 @@ if [ "$PROFILE" = 1 ]; then
 fi
 if [ "$THREADS" = 1 ]; then
   # Where each thread's time goes inside the measured run (p=1): on a CPU, or runnable and waiting
-  # for one (README.md, "The twenty-third session"). The task thread of the run is the second of
+  # for one (HISTORY.md, "The twenty-third session"). The task thread of the run is the second of
   # its name in the JVM (the warm-up's is the first).
   for pl in map bridge; do
     if [ "$pl" = map ]; then th=copy-row win=2; else th=GoAgent win=5; fi
@@ -184,7 +184,7 @@ arrow_go=$(grep -m1 'apache/arrow-go' "$root/go.mod" | awk '{print $2}')
     echo "## Where the threads' time goes (p=1, $ROWS rows)"
     echo
     echo "threadstat.py over a window inside the measured run: run% on a CPU, runq% runnable but waiting for"
-    echo "one, and context switches per second (README.md, \"The twenty-third session\")."
+    echo "one, and context switches per second (HISTORY.md, \"The twenty-third session\")."
     echo
     echo '```'
     echo "$tcmd"

@@ -11,7 +11,7 @@ BridgeBench JVM and the flinkgo test agent):
   invol/s involuntary context switches per second (it was preempted)
 
 Threads of one Go process share its name, so they are summed per process
-and name. Usage (see README.md, "The twenty-third session"):
+and name. Usage (see HISTORY.md, "The twenty-third session"):
 
   python3 benchmarks/bridge/threadstat.py --after 14 --for 6 &
   (cd java-shim && mvn -B -q -ntp -Pbench exec:exec ...)

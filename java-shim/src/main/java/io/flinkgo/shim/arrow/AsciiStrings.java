@@ -40,7 +40,7 @@ final class AsciiStrings {
         }
         byte[] b = (byte[]) VALUE.get(s);
         // Four independent accumulators, so the loads do not wait on one chain of ORs: 8.5 ns
-        // for 170 chars where one took 12.6 (benchmarks/bridge/README.md, twentieth session).
+        // for 170 chars where one took 12.6 (benchmarks/bridge/HISTORY.md, twentieth session).
         long a0 = 0, a1 = 0, a2 = 0, a3 = 0;
         int i = 0;
         for (; i + 32 <= b.length; i += 32) {

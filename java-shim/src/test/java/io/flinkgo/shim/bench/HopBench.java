@@ -91,7 +91,7 @@ public final class HopBench {
             long rows = Math.max(10_000, bytes / (pc + 40));
             // JIT, and the Go process's first allocations. One warm-up was not always enough: the
             // first measured run could still spend 1.5 CPU-s more in the JVM, compiling, and come
-            // out 30 % slower than the next two (README.md, "The twenty-fifth session").
+            // out 30 % slower than the next two (benchmarks/bridge/HISTORY.md, "The twenty-fifth session").
             for (int w = 0; w < maxWarmups; w++) {
                 Result r = run(binary, options, pc, rows, "warmup" + w);
                 if (r.jitMs() <= settledJit * r.seconds() * 1000) {
